@@ -1,0 +1,30 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both create .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test bench clean
+
+venv: $(STAMP)
+
+# torch==2.13.0 is pinned here (not in pyproject's range) because it installs the CPU build
+# from this workplace's local disk; a bare range would pull a multi-GB CUDA build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: venv
+	$(PY) -m course_lib.demo
+
+test: venv
+	$(PY) -m pytest -q
+
+bench: venv
+	$(PY) benchmarks/bench_conv.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache
