@@ -187,7 +187,9 @@ class NDArray:
     def _wrap(data, device: Device) -> "NDArray":
         """Own a freshly computed array of the device's module as a compact NDArray."""
         xp = device.xp
-        data = xp.ascontiguousarray(data)
+        data = xp.asarray(data)  # reductions may hand back a NumPy scalar
+        if not data.flags.c_contiguous:
+            data = xp.ascontiguousarray(data)  # (not for 0-d: it would make them 1-d)
         array = NDArray.__new__(NDArray)
         array._init(data.reshape(-1), data.shape, None, 0, device)
         return array
