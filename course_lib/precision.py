@@ -14,6 +14,8 @@ import time
 import tracemalloc
 from dataclasses import dataclass, field
 
+import numpy
+
 from . import nd
 from .autograd import Tensor
 from .backend import Device
@@ -102,8 +104,11 @@ class MixedPrecisionTrainer:
     def step(self, compute_loss) -> float:
         for p in self.params:
             p.grad = None
-        loss = compute_loss()
-        self.scaler.scale(loss).backward()
+        # Overflow to inf is expected in float16 with a large scale: the scaler detects it
+        # and skips the step, so NumPy's warnings about it are noise.
+        with numpy.errstate(over="ignore", invalid="ignore"):
+            loss = compute_loss()
+            self.scaler.scale(loss).backward()
         grads, finite = self.scaler.unscale(self.params)
         if finite:
             for master, g in zip(self.masters, grads):
