@@ -1,0 +1,19 @@
+"""The course's nbgrader configuration: edit course_id, the exchange and the database here."""
+import os
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c = get_config()  # noqa: F821  (nbgrader provides get_config when it loads this file)
+
+c.CourseDirectory.course_id = os.environ.get("COURSE_ID", "dlsys")
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.source_directory = "source"
+# Students and self-paced learners open assignments/, so nbgrader releases there.
+c.CourseDirectory.release_directory = "assignments"
+# SQLite needs nothing running; several graders at once can point this at PostgreSQL.
+c.CourseDirectory.db_url = os.environ.get("COURSE_DB_URL", f"sqlite:///{ROOT}/gradebook.db")
+c.Exchange.root = os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange")
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.ExecutePreprocessor.timeout = 300
