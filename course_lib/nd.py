@@ -439,6 +439,11 @@ class NDArray:
     def sqrt(self):
         return NDArray._wrap(self._device.xp.sqrt(self._view()), self._device)
 
+    def replace_nonfinite(self, value: float) -> "NDArray":
+        """A copy with every NaN and +-inf replaced by ``value``."""
+        xp, view = self._device.xp, self._view()
+        return NDArray._wrap(xp.where(xp.isfinite(view), view, xp.asarray(value, dtype=view.dtype)), self._device)
+
     def isfinite(self) -> bool:
         """True when every element is finite (no NaN, no inf)."""
         return bool(self._device.xp.isfinite(self._view()).all())
@@ -472,7 +477,7 @@ class NDArray:
         if self._shape[-1] != other.shape[-2]:
             raise ValueError(f"matmul: shapes {self._shape} and {other.shape} do not align "
                              f"({self._shape[-1]} != {other.shape[-2]})")
-        batch_shape(self._shape[:-2], other.shape[:-2], "matmul")
+        batch_shape(self._shape[:-2], other.shape[:-2], f"matmul of {self._shape} and {other.shape}")
         if other.dtype != self.dtype:
             raise TypeError(f"matmul: dtypes {self.dtype} and {other.dtype} differ")
         return NDArray._wrap(self._device.xp.matmul(self._view(), other._view()), self._device)

@@ -157,7 +157,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if len(a.shape) < 2 or len(b.shape) < 2 or a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align "
                          f"(need (..., n, k) @ (..., k, m))")
-    batch_shape(a.shape[:-2], b.shape[:-2], "matmul")
+    batch_shape(a.shape[:-2], b.shape[:-2], f"matmul of {a.shape} and {b.shape}")
     return MatMul()(a, b)
 
 
@@ -169,7 +169,9 @@ class LogSumExp(TensorOp):
 
     def compute(self, a: NDArray) -> NDArray:
         axes = _axes_tuple(self.axes, a.ndim)
-        peak = a.max(axis=axes, keepdims=True)
+        # An infinite maximum would make a - peak = inf - inf = NaN; shifting by 0 instead
+        # lets exp/log produce the right +-inf.
+        peak = a.max(axis=axes, keepdims=True).replace_nonfinite(0.0)
         shifted = (a - peak.broadcast_to(a.shape)).exp().sum(axis=axes, keepdims=True)
         out = shifted.log() + peak
         return out.reshape(tuple(n for i, n in enumerate(a.shape) if i not in axes))
