@@ -1,0 +1,209 @@
+"""Build what students and self-paced learners open, from source/:
+
+    assignments/<id>/   nbgrader's generate_assignment of source/<id>/, plus the student-facing
+                        course_lib for that assignment (earlier tasks kept, later ones stubbed)
+    solutions/<id>/     the source notebook executed top to bottom, outputs and figures kept
+
+    python -m course_tools.build                 # rebuild everything
+    python -m course_tools.build 03_ndarray      # one assignment
+    python -m course_tools.build --check         # fail if the committed builds are stale
+
+``--check`` compares releases exactly, and solutions by their cells' sources and metadata
+(their outputs hold timings, which differ from run to run).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from tqdm.auto import tqdm
+
+from course_lib import tasks
+
+from .student_lib import build_student_lib
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE, RELEASE, SOLUTIONS = ROOT / "source", ROOT / "assignments", ROOT / "solutions"
+GENERATED_NOTE = "generated from source/{id}/{id}.ipynb by `python -m course_tools.build` - do not edit; edit the source"
+SOLUTION_TIMEOUT_S = 600
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def source_notebook(assignment: str) -> Path:
+    path = SOURCE / assignment / f"{assignment}.ipynb"
+    if not path.exists():
+        raise BuildError(f"no source notebook for {assignment}: expected {path.relative_to(ROOT)}")
+    return path
+
+
+def available_assignments() -> list[str]:
+    return [a for a in tasks.ASSIGNMENTS if (SOURCE / a / f"{a}.ipynb").exists()]
+
+
+def tool_env() -> dict:
+    """The environment for nbgrader and kernels: this interpreter's scripts on PATH (nbgrader runs
+    `alembic`), and the repository importable."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _mark_generated(path: Path, assignment: str) -> None:
+    nb = nbformat.read(str(path), as_version=4)
+    nb.metadata.setdefault("course", {})["generated"] = GENERATED_NOTE.format(id=assignment)
+    nbformat.write(nb, str(path))
+
+
+def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
+    """nbgrader generate_assignment in a scratch course, then the student-facing course_lib."""
+    source_notebook(assignment)
+    with tempfile.TemporaryDirectory(prefix="course-release-") as scratch:
+        course = Path(scratch)
+        shutil.copytree(SOURCE / assignment, course / "source" / assignment,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "course_lib"))
+        result = subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
+             f"--CourseDirectory.root={course}", "--CourseDirectory.release_directory=release",
+             f"--CourseDirectory.db_url=sqlite:///{course}/gradebook.db"],
+            cwd=course, env=tool_env(), capture_output=True, text=True)
+        released = course / "release" / assignment
+        if result.returncode != 0 or not released.exists():
+            raise BuildError(f"nbgrader generate_assignment {assignment} failed:\n{result.stdout}\n{result.stderr}")
+        dest = out_root / assignment
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(released, dest)
+    for notebook in dest.glob("*.ipynb"):
+        _mark_generated(notebook, assignment)
+    build_student_lib(assignment, dest / "course_lib")
+    return dest
+
+
+def execute_notebook(path: Path, cwd: Path, timeout: int = SOLUTION_TIMEOUT_S, allow_errors: bool = False,
+                     extra_env: dict | None = None):
+    """Run every cell of the notebook at ``path`` in a fresh kernel started in ``cwd``."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(str(path), as_version=4)
+    env = {**tool_env(), "MPLBACKEND": "module://matplotlib_inline.backend_inline", **(extra_env or {})}
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(cwd)}})
+    saved = dict(os.environ)
+    os.environ.update(env)  # the kernel inherits this process's environment
+    try:
+        client.execute(cwd=str(cwd))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return nb
+
+
+def build_solution(assignment: str, out_root: Path = SOLUTIONS) -> tuple[Path, float]:
+    """Execute the source notebook against the reference course_lib; returns (path, seconds)."""
+    source = source_notebook(assignment)
+    dest = out_root / assignment
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="course-solution-") as scratch:
+        work = Path(scratch)
+        shutil.copytree(SOURCE / assignment, work, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        start = time.perf_counter()
+        try:
+            nb = execute_notebook(work / source.name, work)
+        except Exception as err:  # name the assignment; nbclient's message names the cell
+            raise BuildError(f"solution notebook of {assignment} failed to execute: {err}") from err
+        seconds = time.perf_counter() - start
+    nb.metadata.setdefault("course", {})["generated"] = GENERATED_NOTE.format(id=assignment)
+    nbformat.write(nb, str(dest / source.name))
+    return dest / source.name, seconds
+
+
+def build(assignments: list[str], out_release: Path = RELEASE, out_solutions: Path = SOLUTIONS,
+          solutions: bool = True) -> dict[str, float]:
+    """Build releases (and solutions) of ``assignments``; returns seconds per solution run."""
+    timings = {}
+    steps = len(assignments) * (2 if solutions else 1)
+    with tqdm(total=steps, desc="building", unit="step") as bar:
+        for assignment in assignments:
+            bar.set_postfix_str(f"{assignment} release")
+            build_release(assignment, out_release)
+            bar.update(1)
+            if solutions:
+                bar.set_postfix_str(f"{assignment} solution")
+                _, timings[assignment] = build_solution(assignment, out_solutions)
+                bar.update(1)
+    return timings
+
+
+def _comparable_solution(path: Path) -> str:
+    nb = nbformat.read(str(path), as_version=4)
+    cells = [{"type": c.cell_type, "source": c.source, "metadata": dict(c.metadata)} for c in nb.cells]
+    return json.dumps({"metadata": dict(nb.metadata), "cells": cells}, sort_keys=True, indent=1)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def stale_files(assignments: list[str]) -> list[str]:
+    """Paths whose committed content differs from a fresh build (solutions: sources only)."""
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="course-check-") as scratch:
+        fresh_release, fresh_solutions = Path(scratch) / "assignments", Path(scratch) / "solutions"
+        build(assignments, fresh_release, fresh_solutions)
+        for assignment in assignments:
+            fresh, committed = _tree(fresh_release / assignment), _tree(RELEASE / assignment)
+            for name in sorted(set(fresh) | set(committed)):
+                if fresh.get(name) != committed.get(name):
+                    problems.append(f"assignments/{assignment}/{name}")
+            for notebook in (fresh_solutions / assignment).glob("*.ipynb"):
+                committed_nb = SOLUTIONS / assignment / notebook.name
+                if not committed_nb.exists() or _comparable_solution(notebook) != _comparable_solution(committed_nb):
+                    problems.append(f"solutions/{assignment}/{notebook.name}")
+    return problems
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("assignments", nargs="*", help="assignment ids (default: every one with a source notebook)")
+    parser.add_argument("--check", action="store_true", help="only report builds that are out of date")
+    parser.add_argument("--no-solutions", action="store_true", help="build the releases only")
+    args = parser.parse_args(argv)
+    chosen = args.assignments or available_assignments()
+    unknown = [a for a in chosen if a not in tasks.ASSIGNMENTS]
+    if unknown:
+        parser.error(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(tasks.ASSIGNMENTS)}")
+    try:
+        if args.check:
+            stale = stale_files(chosen)
+            if stale:
+                print("out of date (run `python -m course_tools.build`):\n  " + "\n  ".join(stale))
+                return 1
+            print(f"releases and solutions of {len(chosen)} assignment(s) are up to date")
+            return 0
+        timings = build(chosen, solutions=not args.no_solutions)
+    except BuildError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for assignment, seconds in timings.items():
+        print(f"{assignment:24s} solution executed in {seconds:5.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

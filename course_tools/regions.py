@@ -1,0 +1,74 @@
+"""Solution regions in course_lib's source:
+
+    ### BEGIN SOLUTION <task id>
+    ...reference code...
+    ### END SOLUTION <task id>
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION (?P<task>[A-Za-z0-9_]+)[ \t]*$")
+END = re.compile(r"^[ \t]*### END SOLUTION (?P<task>[A-Za-z0-9_]+)[ \t]*$")
+
+
+class RegionError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Region:
+    task: str
+    begin: int  # 0-based line index of the BEGIN marker
+    end: int    # 0-based line index of the END marker
+    indent: str
+    body: str   # the lines between the markers, dedented by ``indent``
+
+
+def find_regions(text: str, where: str = "<text>") -> list[Region]:
+    """Every region of ``text``; RegionError naming ``where`` and the line if markers do not pair."""
+    regions, open_at = [], None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        begin, end = BEGIN.match(line), END.match(line)
+        marker = line.lstrip().startswith(("### BEGIN SOLUTION", "### END SOLUTION"))
+        if marker and not (begin or end):
+            raise RegionError(f"{where}:{i + 1}: malformed solution marker (needs a task id): {line.strip()!r}")
+        if begin:
+            if open_at is not None:
+                raise RegionError(f"{where}:{i + 1}: BEGIN SOLUTION {begin['task']} inside the region opened "
+                                  f"at line {open_at[0] + 1}")
+            open_at = (i, begin)
+        elif end:
+            if open_at is None or open_at[1]["task"] != end["task"]:
+                raise RegionError(f"{where}:{i + 1}: END SOLUTION {end['task']} without a matching BEGIN")
+            start, match = open_at
+            indent = match["indent"]
+            body = "\n".join(l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:i])
+            regions.append(Region(match["task"], start, i, indent, body))
+            open_at = None
+    if open_at is not None:
+        raise RegionError(f"{where}:{open_at[0] + 1}: BEGIN SOLUTION {open_at[1]['task']} is never closed")
+    return regions
+
+
+def stub_line(task: str, assignment: str) -> str:
+    return (f'raise NotImplementedError("{task}: not implemented yet; you write it in assignment '
+            f'{assignment}")')
+
+
+def strip_regions(text: str, strip: set[str], assignment_of, where: str = "<text>") -> str:
+    """Replace each region whose task is in ``strip`` by a stub that raises NotImplementedError;
+    keep the code of every other region and drop its markers."""
+    lines = text.splitlines()
+    out, last = [], 0
+    for region in find_regions(text, where):
+        out.extend(lines[last:region.begin])
+        if region.task in strip:
+            out.append(region.indent + stub_line(region.task, assignment_of(region.task)))
+        else:
+            out.extend(lines[region.begin + 1:region.end])
+        last = region.end + 1
+    out.extend(lines[last:])
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
