@@ -72,3 +72,39 @@ def strip_regions(text: str, strip: set[str], assignment_of, where: str = "<text
         last = region.end + 1
     out.extend(lines[last:])
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+NB_BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$")
+NB_END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
+
+
+def notebook_region_bodies(source: str, where: str = "<cell>") -> list[str]:
+    """The dedented code between nbgrader's plain ``### BEGIN SOLUTION`` / ``### END SOLUTION``
+    markers of one notebook cell, in order."""
+    bodies, lines, start = [], source.splitlines(), None
+    for i, line in enumerate(lines):
+        if NB_BEGIN.match(line):
+            if start is not None:
+                raise RegionError(f"{where}: nested BEGIN SOLUTION at line {i + 1}")
+            start, indent = i, NB_BEGIN.match(line)["indent"]
+        elif NB_END.match(line):
+            if start is None:
+                raise RegionError(f"{where}: END SOLUTION without BEGIN at line {i + 1}")
+            bodies.append("\n".join(l[len(indent):] if l.startswith(indent) else l.lstrip()
+                                    for l in lines[start + 1:i]))
+            start = None
+    if start is not None:
+        raise RegionError(f"{where}: BEGIN SOLUTION at line {start + 1} is never closed")
+    return bodies
+
+
+def library_regions() -> dict[str, list[Region]]:
+    """Every region of course_lib, by task id, in file order."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "course_lib"
+    by_task: dict[str, list[Region]] = {}
+    for path in sorted(root.rglob("*.py")):
+        for region in find_regions(path.read_text(), where=str(path.relative_to(root.parent))):
+            by_task.setdefault(region.task, []).append(region)
+    return by_task
