@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test bench course clean
 
 venv: $(STAMP)
 
@@ -22,6 +22,10 @@ demo: venv
 
 test: venv
 	$(PY) -m pytest -q
+
+# Rebuild assignments/ and solutions/ from source/ (releases with nbgrader, solutions executed).
+course: venv
+	$(PY) -m course_tools.build
 
 bench: venv
 	$(PY) benchmarks/bench_conv.py

@@ -160,22 +160,28 @@ def _tree(root: Path) -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts}
 
 
-def stale_files(assignments: list[str]) -> list[str]:
-    """Paths whose committed content differs from a fresh build (solutions: sources only)."""
+def compare_builds(assignments: list[str], fresh_release: Path, fresh_solutions: Path) -> list[str]:
+    """Committed paths that differ from the fresh build in ``fresh_release`` / ``fresh_solutions``
+    (releases byte for byte; solutions by cell sources and metadata)."""
     problems = []
+    for assignment in assignments:
+        fresh, committed = _tree(fresh_release / assignment), _tree(RELEASE / assignment)
+        for name in sorted(set(fresh) | set(committed)):
+            if fresh.get(name) != committed.get(name):
+                problems.append(f"assignments/{assignment}/{name}")
+        for notebook in (fresh_solutions / assignment).glob("*.ipynb"):
+            committed_nb = SOLUTIONS / assignment / notebook.name
+            if not committed_nb.exists() or _comparable_solution(notebook) != _comparable_solution(committed_nb):
+                problems.append(f"solutions/{assignment}/{notebook.name}")
+    return problems
+
+
+def stale_files(assignments: list[str]) -> list[str]:
+    """Paths whose committed content differs from a fresh build."""
     with tempfile.TemporaryDirectory(prefix="course-check-") as scratch:
         fresh_release, fresh_solutions = Path(scratch) / "assignments", Path(scratch) / "solutions"
         build(assignments, fresh_release, fresh_solutions)
-        for assignment in assignments:
-            fresh, committed = _tree(fresh_release / assignment), _tree(RELEASE / assignment)
-            for name in sorted(set(fresh) | set(committed)):
-                if fresh.get(name) != committed.get(name):
-                    problems.append(f"assignments/{assignment}/{name}")
-            for notebook in (fresh_solutions / assignment).glob("*.ipynb"):
-                committed_nb = SOLUTIONS / assignment / notebook.name
-                if not committed_nb.exists() or _comparable_solution(notebook) != _comparable_solution(committed_nb):
-                    problems.append(f"solutions/{assignment}/{notebook.name}")
-    return problems
+        return compare_builds(assignments, fresh_release, fresh_solutions)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,184 @@
+"""The notebook sequence: source metadata, the builds, and nbgrader's own pipeline.
+
+The expensive part (building every release and executing every solution notebook) runs once
+per session, in the ``fresh_build`` fixture; the tests below share it.
+"""
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient.exceptions import DeadKernelError
+from nbgrader.nbgraderformat import MetadataValidator
+
+from course_lib import tasks
+from course_tools import build as course_build
+from course_tools.regions import library_regions, notebook_region_bodies
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT = course_build.available_assignments()
+SOLUTION_BUDGET_S = {"07_experiments": 150}
+DEFAULT_BUDGET_S = 75
+TOTAL_BUDGET_S = 420
+
+
+def _source(assignment):
+    return nbformat.read(str(course_build.source_notebook(assignment)), as_version=4)
+
+
+def _nbgrader(cell):
+    return cell.metadata.get("nbgrader", {})
+
+
+def test_every_assignment_has_a_source_notebook():
+    assert BUILT == list(tasks.ASSIGNMENTS)
+
+
+@pytest.mark.parametrize("assignment", BUILT)
+def test_source_notebook_metadata_is_valid_and_ids_match_the_tasks(assignment):
+    nb = _source(assignment)
+    MetadataValidator().validate_nb(nb)  # nbgrader's own check; raises on bad metadata
+    ids = [_nbgrader(c)["grade_id"] for c in nb.cells if _nbgrader(c).get("grade_id")]
+    assert len(ids) == len(set(ids)), f"duplicate grade ids in {assignment}: {ids}"
+    graded = [_nbgrader(c)["grade_id"] for c in nb.cells if _nbgrader(c).get("grade")]
+    expected = tasks.LIBRARY_TASKS[assignment] + tasks.NOTEBOOK_TASKS[assignment]
+    assert sorted(graded) == sorted(expected)
+    solution_ids = {_nbgrader(c)["grade_id"] for c in nb.cells
+                    if _nbgrader(c).get("solution") and c.cell_type == "code"}
+    for task in tasks.LIBRARY_TASKS[assignment]:
+        assert f"{task}_code" in solution_ids, f"{assignment}: no solution cell {task}_code"
+    assert all(_nbgrader(c).get("points", 1) > 0 for c in nb.cells if _nbgrader(c).get("grade"))
+    assert nb.metadata.kernelspec.name == "python3"
+    assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "source has outputs"
+
+
+@pytest.mark.parametrize("assignment", BUILT)
+def test_solution_cells_hold_exactly_the_library_code(assignment):
+    nb = _source(assignment)
+    cells = {_nbgrader(c).get("grade_id"): c for c in nb.cells}
+    regions = library_regions()
+    for task in tasks.LIBRARY_TASKS[assignment]:
+        in_notebook = notebook_region_bodies(cells[f"{task}_code"].source, f"{assignment}:{task}_code")
+        in_library = [r.body for r in regions[task]]
+        assert in_notebook == in_library, f"{task}: the notebook's solution differs from course_lib's region"
+
+
+@pytest.fixture(scope="session")
+def fresh_build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fresh")
+    timings = course_build.build(BUILT, out / "assignments", out / "solutions")
+    return out, timings
+
+
+def test_committed_releases_and_solutions_are_fresh(fresh_build):
+    out, _ = fresh_build
+    stale = course_build.compare_builds(BUILT, out / "assignments", out / "solutions")
+    assert stale == [], "out of date; run `make course`: " + ", ".join(stale)
+
+
+def test_solutions_execute_within_budget(fresh_build):
+    _, timings = fresh_build
+    for assignment, seconds in timings.items():
+        assert seconds < SOLUTION_BUDGET_S.get(assignment, DEFAULT_BUDGET_S), (assignment, seconds)
+    assert sum(timings.values()) < TOTAL_BUDGET_S, timings
+
+
+@pytest.mark.parametrize("assignment", BUILT)
+def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
+    out, _ = fresh_build
+    folder = out / "assignments" / assignment
+    try:
+        nb = course_build.execute_notebook(folder / f"{assignment}.ipynb", folder, allow_errors=True, timeout=300)
+    except DeadKernelError as err:
+        pytest.fail(f"the release of {assignment} crashed the kernel: {err}")
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if meta.get("grade") and cell.cell_type == "code":
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            assert errors, f"{assignment}: graded cell {meta['grade_id']} passes on the blank release"
+
+
+def _significant_lines(text):
+    """Lines worth searching for: long enough not to occur by chance, not comments or markers."""
+    out = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if len(line) >= 16 and not line.startswith(("#", '"""', "raise NotImplementedError")):
+            out.add(line)
+    return out
+
+
+def _given_library_lines():
+    """Lines of course_lib outside every solution region: they may appear anywhere."""
+    lines = set()
+    for path in (ROOT / "course_lib").rglob("*.py"):
+        text = path.read_text().splitlines()
+        inside = False
+        for line in text:
+            stripped = line.strip()
+            if stripped.startswith("### BEGIN SOLUTION"):
+                inside = True
+            elif stripped.startswith("### END SOLUTION"):
+                inside = False
+            elif not inside:
+                lines.add(stripped)
+    return lines
+
+
+def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
+    out, _ = fresh_build
+    order = list(tasks.ASSIGNMENTS)
+    given = _given_library_lines()
+    regions = library_regions()
+    hidden = set()
+    for path in (ROOT / "autograder").rglob("*.py"):
+        hidden |= {l for l in _significant_lines(path.read_text()) if len(l) >= 24}
+    for assignment in BUILT:
+        later = [t for a in order[order.index(assignment):] for t in tasks.LIBRARY_TASKS[a]]
+        secret = set()
+        for task in later:
+            for region in regions[task]:
+                secret |= _significant_lines(region.body)
+        for other in BUILT:  # every notebook's answers to the tasks of this and later assignments
+            if order.index(other) >= order.index(assignment):
+                for cell in _source(other).cells:
+                    if _nbgrader(cell).get("solution"):
+                        for body in notebook_region_bodies(cell.source) if cell.cell_type == "code" else []:
+                            secret |= _significant_lines(body)
+        secret -= given
+        for folder in (out / "assignments" / assignment, ROOT / "assignments" / assignment):
+            for path in folder.rglob("*"):
+                if path.is_file() and path.suffix in (".py", ".ipynb", ".md", ".txt"):
+                    text = path.read_text()
+                    if path.suffix == ".ipynb":
+                        text = "\n".join(c.source for c in nbformat.reads(text, as_version=4).cells)
+                    found = {l for l in secret | hidden if l in text}
+                    assert not found, f"{path} leaks: {sorted(found)[:3]}"
+
+
+def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path):
+    from nbgrader.api import Gradebook
+
+    course = tmp_path / "course"
+    for assignment in BUILT:
+        shutil.copytree(ROOT / "source" / assignment, course / "source" / assignment)
+        submission = course / "submitted" / "alice" / assignment
+        submission.mkdir(parents=True)
+        shutil.copy(course_build.source_notebook(assignment), submission)
+    db = f"sqlite:///{course}/gradebook.db"
+    common = [f"--CourseDirectory.root={course}", f"--CourseDirectory.db_url={db}"]
+    for assignment in BUILT:
+        for step in (["generate_assignment", assignment, "--force"], ["autograde", assignment, "--create"]):
+            result = subprocess.run([sys.executable, "-m", "nbgrader", *step, *common], cwd=course,
+                                    env=course_build.tool_env(), capture_output=True, text=True)
+            assert result.returncode == 0, result.stderr[-3000:]
+    with Gradebook(db) as gradebook:
+        for assignment in BUILT:
+            for notebook in gradebook.find_submission(assignment, "alice").notebooks:
+                for grade in notebook.grades:
+                    if grade.auto_score is not None and not grade.needs_manual_grade:
+                        assert grade.score == grade.max_score, (assignment, grade.name, grade.score)
