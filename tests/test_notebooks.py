@@ -160,6 +160,7 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path):
     from nbgrader.api import Gradebook
 
     course = tmp_path / "course"
+    course.mkdir()
     for assignment in BUILT:
         shutil.copytree(ROOT / "source" / assignment, course / "source" / assignment)
         submission = course / "submitted" / "alice" / assignment
