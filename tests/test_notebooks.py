@@ -156,9 +156,10 @@ def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
                     assert not found, f"{path} leaks: {sorted(found)[:3]}"
 
 
-def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path):
+def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
+    monkeypatch.setenv("PATH", course_build.tool_env()["PATH"])  # the gradebook runs `alembic`
     course = tmp_path / "course"
     course.mkdir()
     for assignment in BUILT:
