@@ -68,3 +68,43 @@ def assert_raises(exception: type, fn: Callable, *args, match: str | None = None
 def passed(what: str) -> None:
     """Print a one-line success message (visible checks end with it)."""
     print(f"\N{CHECK MARK} {what}")
+
+
+def check_gradients(f: Callable, *arrays, what: str = "gradient", directions: int = 3, h: float = 1e-5,
+                    tol: float = 1e-6, seed: int = 0) -> None:
+    """Check autograd's gradients of ``f`` against directional finite differences, in float64.
+
+    f maps Tensors to a Tensor. For a few random directions v (one per input), compares
+    (L(x + h v) - L(x - h v)) / 2h with sum_i <grad_i, v_i>, where L = sum(f(x) * w) for a fixed
+    random w. This is a quick whole-tensor check given from the start of the course; assignment
+    06 builds the element-by-element checker (course_lib.gradcheck) and explains the choice of h.
+    """
+    from .autograd import Tensor
+
+    rng = np.random.default_rng(seed)
+    xs = [np.array(to_numpy(a), dtype=np.float64) for a in arrays]
+    inputs = [Tensor(x, dtype="float64") for x in xs]
+    out = f(*inputs)
+    if out is None:
+        raise AssertionError(f"{what}: f returned None")
+    w = rng.standard_normal(out.shape)
+    out.backward(Tensor(w, dtype="float64", requires_grad=False))
+    grads = []
+    for i, t in enumerate(inputs):
+        if t.grad is None:
+            raise AssertionError(f"{what}: input {i} (shape {xs[i].shape}) received no gradient")
+        grads.append(to_numpy(t.grad))
+        if grads[-1].shape != xs[i].shape:
+            raise AssertionError(f"{what}: gradient of input {i} has shape {grads[-1].shape}, "
+                                 f"the input has shape {xs[i].shape}")
+
+    def loss(values):
+        return float(np.sum(to_numpy(f(*[Tensor(v, dtype="float64", requires_grad=False) for v in values])) * w))
+
+    for _ in range(directions):
+        vs = [rng.standard_normal(x.shape) for x in xs]
+        numeric = (loss([x + h * v for x, v in zip(xs, vs)]) - loss([x - h * v for x, v in zip(xs, vs)])) / (2 * h)
+        analytic = float(sum(np.sum(g * v) for g, v in zip(grads, vs)))
+        if abs(numeric - analytic) > tol * max(1.0, abs(numeric), abs(analytic)):
+            raise AssertionError(f"{what}: directional derivative from the gradient is {analytic:.8g}, "
+                                 f"finite differences give {numeric:.8g}")

@@ -53,10 +53,12 @@ def available_assignments() -> list[str]:
 
 def tool_env() -> dict:
     """The environment for nbgrader and kernels: this interpreter's scripts on PATH (nbgrader runs
-    `alembic`), and the repository importable."""
+    `alembic`). PYTHONPATH is dropped: it would shadow the student-facing course_lib that sits
+    beside a release notebook (the kernel's working directory comes before site-packages, not
+    before PYTHONPATH)."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("PYTHONPATH", None)
     return env
 
 

@@ -87,10 +87,18 @@ def test_solutions_execute_within_budget(fresh_build):
 def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
     out, _ = fresh_build
     folder = out / "assignments" / assignment
+    probe = scratch_copy = folder / "executed_probe.ipynb"
+    nb = nbformat.read(str(folder / f"{assignment}.ipynb"), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("import course_lib; print(course_lib.__file__)"))
+    nbformat.write(nb, str(scratch_copy))
     try:
-        nb = course_build.execute_notebook(folder / f"{assignment}.ipynb", folder, allow_errors=True, timeout=300)
+        nb = course_build.execute_notebook(probe, folder, allow_errors=True, timeout=300)
     except DeadKernelError as err:
         pytest.fail(f"the release of {assignment} crashed the kernel: {err}")
+    finally:
+        probe.unlink()
+    # the kernel ran the student-facing course_lib shipped beside the notebook, not the reference
+    assert nb.cells[-1].outputs[0].text.strip() == str(folder / "course_lib" / "__init__.py")
     for cell in nb.cells:
         meta = _nbgrader(cell)
         if meta.get("grade") and cell.cell_type == "code":
