@@ -87,10 +87,10 @@ def test_solutions_execute_within_budget(fresh_build):
 def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
     out, _ = fresh_build
     folder = out / "assignments" / assignment
-    probe = scratch_copy = folder / "executed_probe.ipynb"
+    probe = folder / "executed_probe.ipynb"
     nb = nbformat.read(str(folder / f"{assignment}.ipynb"), as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import course_lib; print(course_lib.__file__)"))
-    nbformat.write(nb, str(scratch_copy))
+    nbformat.write(nb, str(probe))
     try:
         nb = course_build.execute_notebook(probe, folder, allow_errors=True, timeout=300)
     except DeadKernelError as err:
