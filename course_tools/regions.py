@@ -3,6 +3,12 @@
     ### BEGIN SOLUTION <task id>
     ...reference code...
     ### END SOLUTION <task id>
+    ### FALLBACK <task id>: <one statement>        (optional)
+
+A fallback stands in for the region in releases of assignments that come *before* the task's
+own: it does the same job through the array library (NumPy/CuPy) without showing the
+solution, so earlier assignments can run on pieces their students have not written yet (the
+forward ops of 01 need NDArray views that students build in 03).
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from dataclasses import dataclass
 
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION (?P<task>[A-Za-z0-9_]+)[ \t]*$")
 END = re.compile(r"^[ \t]*### END SOLUTION (?P<task>[A-Za-z0-9_]+)[ \t]*$")
+FALLBACK = re.compile(r"^[ \t]*### FALLBACK (?P<task>[A-Za-z0-9_]+): (?P<code>.+)$")
 
 
 class RegionError(ValueError):
@@ -24,6 +31,8 @@ class Region:
     end: int    # 0-based line index of the END marker
     indent: str
     body: str   # the lines between the markers, dedented by ``indent``
+    fallback: str | None = None  # the FALLBACK statement right after the END marker, if any
+    last: int = -1  # 0-based index of the region's last line (END, or FALLBACK when present)
 
 
 def find_regions(text: str, where: str = "<text>") -> list[Region]:
@@ -46,8 +55,14 @@ def find_regions(text: str, where: str = "<text>") -> list[Region]:
             start, match = open_at
             indent = match["indent"]
             body = "\n".join(l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:i])
-            regions.append(Region(match["task"], start, i, indent, body))
+            following = FALLBACK.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if following and following["task"] != end["task"]:
+                raise RegionError(f"{where}:{i + 2}: FALLBACK {following['task']} after the region of {end['task']}")
+            fallback = following["code"].strip() if following else None
+            regions.append(Region(match["task"], start, i, indent, body, fallback, i + 1 if following else i))
             open_at = None
+        elif FALLBACK.match(line) and not (i > 0 and END.match(lines[i - 1])):
+            raise RegionError(f"{where}:{i + 1}: FALLBACK must directly follow its END SOLUTION line")
     if open_at is not None:
         raise RegionError(f"{where}:{open_at[0] + 1}: BEGIN SOLUTION {open_at[1]['task']} is never closed")
     return regions
@@ -58,18 +73,22 @@ def stub_line(task: str, assignment: str) -> str:
             f'{assignment}")')
 
 
-def strip_regions(text: str, strip: set[str], assignment_of, where: str = "<text>") -> str:
-    """Replace each region whose task is in ``strip`` by a stub that raises NotImplementedError;
-    keep the code of every other region and drop its markers."""
+def strip_regions(text: str, strip: set[str], assignment_of, where: str = "<text>",
+                  use_fallback: set[str] = frozenset()) -> str:
+    """Replace each region whose task is in ``strip``: by its fallback if the task is in
+    ``use_fallback`` and has one, else by a stub that raises NotImplementedError. Keep the code
+    of every other region. Markers and fallback lines never survive."""
     lines = text.splitlines()
     out, last = [], 0
     for region in find_regions(text, where):
         out.extend(lines[last:region.begin])
-        if region.task in strip:
+        if region.task in strip and region.task in use_fallback and region.fallback:
+            out.append(region.indent + region.fallback)
+        elif region.task in strip:
             out.append(region.indent + stub_line(region.task, assignment_of(region.task)))
         else:
             out.extend(lines[region.begin + 1:region.end])
-        last = region.end + 1
+        last = region.last + 1
     out.extend(lines[last:])
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 

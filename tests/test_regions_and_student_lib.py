@@ -35,6 +35,20 @@ def test_strip_replaces_chosen_regions_and_unwraps_the_others():
         namespace["g"](1)
 
 
+def test_a_fallback_replaces_its_region_only_where_asked():
+    text = TEXT.replace("    ### END SOLUTION task_b\n", "    ### END SOLUTION task_b\n    ### FALLBACK task_b: return x + x\n")
+    (region,) = [r for r in find_regions(text) if r.task == "task_b"]
+    assert region.fallback == "return x + x"
+    with_fallback = strip_regions(text, {"task_b"}, lambda t: "02_x", use_fallback={"task_b"})
+    namespace = {}
+    exec(with_fallback, namespace)
+    assert namespace["g"](3) == 6 and "FALLBACK" not in with_fallback and "x * 2" not in with_fallback
+    stubbed = strip_regions(text, {"task_b"}, lambda t: "02_x")
+    assert "NotImplementedError" in stubbed and "FALLBACK" not in stubbed and "x + x" not in stubbed
+    kept = strip_regions(text, set(), lambda t: "02_x")
+    assert "z = x * 2" in kept and "FALLBACK" not in kept
+
+
 @pytest.mark.parametrize("bad,message", [
     ("### BEGIN SOLUTION a\n", "never closed"),
     ("### END SOLUTION a\n", "without a matching BEGIN"),
@@ -66,9 +80,14 @@ def test_student_lib_keeps_earlier_tasks_and_stubs_the_rest(assignment, tmp_path
     assert markers == []
     assert "do not edit" in (tmp_path / "course_lib" / "nd.py").read_text().splitlines()[0]
     released = tasks.tasks_released_with(assignment)
+    order = list(tasks.ASSIGNMENTS)
     for task, regions in library_regions().items():
         stub = f'NotImplementedError("{task}: not implemented yet'
-        assert (stub in text) == (task not in released), task
+        later = order.index(tasks.assignment_of(task)) > order.index(assignment)
+        replaced_by_fallback = later and all(r.fallback for r in regions)
+        assert (stub in text) == (task not in released and not replaced_by_fallback), task
+        if replaced_by_fallback:
+            assert all(r.fallback in text for r in regions), task
     # The release imports and runs what it keeps; the first stub it meets names its task.
     probe = (
         "import numpy as np, course_lib\n"
