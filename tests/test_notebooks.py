@@ -160,7 +160,7 @@ def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
                     text = path.read_text()
                     if path.suffix == ".ipynb":
                         text = "\n".join(c.source for c in nbformat.reads(text, as_version=4).cells)
-                    found = {l for l in secret | hidden if l in text}
+                    found = (secret | hidden) & {line.strip() for line in text.splitlines()}
                     assert not found, f"{path} leaks: {sorted(found)[:3]}"
 
 
