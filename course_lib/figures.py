@@ -21,7 +21,9 @@ def show_grids(*arrays, titles=None, fmt="{:g}", cmap="Blues", size=2.2, highlig
         vmax = float(np.abs(finite).max()) if finite.size else 1.0
         ax.imshow(np.where(np.isfinite(grid), grid, 0), cmap=cmap, vmin=-vmax * 0.15, vmax=vmax or 1.0)
         for (r, c), value in np.ndenumerate(grid):
-            ax.text(c, r, fmt.format(value), ha="center", va="center", fontsize=9)
+            dark = np.isfinite(value) and abs(value) > 0.6 * vmax  # white text stays readable there
+            ax.text(c, r, fmt.format(value), ha="center", va="center", fontsize=9,
+                    color="white" if dark else "black")
         mask = highlight[index] if highlight else None
         if mask is not None:
             for (r, c), on in np.ndenumerate(np.asarray(mask)):

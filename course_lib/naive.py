@@ -42,9 +42,12 @@ def conv2d_backward(dz: np.ndarray, a_pad: np.ndarray, w: np.ndarray, padding: i
     inside it: do not divide again). Returns (da, dw, db) with da of the *unpadded* input's
     shape, dw of w's shape and db = dz.sum((0, 2, 3)).
     """
-    if dz.shape[1] != w.shape[0] or dz.shape[0] != a_pad.shape[0]:
+    h_out = (a_pad.shape[2] - dilation * (w.shape[2] - 1) - 1) // stride + 1
+    w_out = (a_pad.shape[3] - dilation * (w.shape[3] - 1) - 1) // stride + 1
+    expected = (a_pad.shape[0], w.shape[0], h_out, w_out)
+    if dz.shape != expected or a_pad.shape[1] != w.shape[1]:
         raise ValueError(f"conv2d_backward: dz {dz.shape} does not match input {a_pad.shape} "
-                         f"and kernel {w.shape}")
+                         f"and kernel {w.shape} (expected dz of shape {expected})")
     ### BEGIN SOLUTION conv_naive_backward
     da_pad = np.zeros_like(a_pad, dtype=np.result_type(dz, w))
     dw = np.zeros_like(w, dtype=np.result_type(dz, a_pad))

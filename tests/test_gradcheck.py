@@ -49,3 +49,16 @@ class _WrongSquare(TensorOp):
 def test_gradient_check_catches_a_planted_bug():
     with pytest.raises(AssertionError, match="argument 0"):
         gradient_check(lambda x: _WrongSquare()(x), np.array([1.0, 2.0, -3.0]))
+
+
+class _NaNGradient(TensorOp):
+    def compute(self, a):
+        return a * 2.0
+
+    def gradient(self, out_grad, node):
+        return out_grad * float("nan")
+
+
+def test_gradient_check_fails_on_nan_gradients():
+    with pytest.raises(AssertionError, match="nan"):
+        gradient_check(lambda x: _NaNGradient()(x), np.array([1.0, 2.0]))

@@ -47,3 +47,8 @@ def test_naive_conv_rejects_incompatible_shapes():
         conv2d_backward(np.zeros((2, 5, 3, 3)), np.zeros((2, 3, 5, 5)), np.zeros((4, 3, 3, 3)))
     with pytest.raises(ValueError, match="channels"):
         conv2d_forward(np.zeros((1, 2, 5, 5)), np.zeros((4, 3, 3, 3)), np.zeros(4))
+
+
+def test_naive_conv_backward_rejects_dz_of_the_wrong_spatial_size():
+    with pytest.raises(ValueError, match=r"expected dz of shape \(2, 4, 3, 3\)"):
+        conv2d_backward(np.zeros((2, 4, 2, 3)), np.zeros((2, 3, 5, 5)), np.zeros((4, 3, 3, 3)))
