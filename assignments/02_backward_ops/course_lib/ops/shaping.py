@@ -1,0 +1,210 @@
+# Generated from course_lib/ops/shaping.py for the release of 02_backward_ops by `python -m course_tools.build` - do not edit.
+"""Ops that move, replicate or reduce elements: reshape, broadcast_to, summation, transpose,
+matmul, logsumexp, stack and split.
+
+Assignment 01 writes their ``compute``; assignment 02 their ``gradient``.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Optional
+
+from ..autograd import Tensor, TensorOp, TensorTuple, TensorTupleOp, make_tuple
+from ..nd import NDArray, batch_shape
+
+
+def _axes_tuple(axes, ndim: int) -> tuple[int, ...]:
+    """``axes`` (None, an int or a tuple; negatives allowed) as sorted non-negative ints."""
+    if axes is None:
+        return tuple(range(ndim))
+    if isinstance(axes, numbers.Integral):
+        axes = (axes,)
+    out = []
+    for ax in axes:
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"axis {ax} is out of range for a tensor with {ndim} dimensions")
+        out.append(ax % ndim)
+    return tuple(sorted(set(out)))
+
+
+class Reshape(TensorOp):
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def compute(self, a: NDArray) -> NDArray:
+        return a.compact().reshape(self.shape)
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        raise NotImplementedError("backward_reshape: not implemented yet; you write it in assignment 02_backward_ops")
+
+
+def reshape(a: Tensor, shape) -> Tensor:
+    return Reshape(shape)(a)
+
+
+def reduce_to_shape(grad: Tensor, shape: tuple) -> Tensor:
+    """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` to ``grad.shape``.
+
+    Axes that broadcasting *prepended* are summed away; axes where ``shape`` has 1 are summed
+    and kept with size 1. grad: (*lead, *S') -> (*S).
+    """
+    raise NotImplementedError("backward_broadcast_to: not implemented yet; you write it in assignment 02_backward_ops")
+
+
+class BroadcastTo(TensorOp):
+    """Repeat axes of size 1 and prepend new axes: (3, 1) -> (2, 3, 4)."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def compute(self, a: NDArray) -> NDArray:
+        return a.broadcast_to(self.shape).compact()
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        return reduce_to_shape(out_grad, node.inputs[0].shape)
+
+
+def broadcast_to(a: Tensor, shape) -> Tensor:
+    return BroadcastTo(shape)(a)
+
+
+class Summation(TensorOp):
+    """Sum over ``axes`` (None: all; an int; or a tuple), removing them: (2, 3, 4) over (0, 2) -> (3,)."""
+
+    def __init__(self, axes: Optional[tuple] = None):
+        self.axes = axes
+
+    def compute(self, a: NDArray) -> NDArray:
+        return a.sum(axis=_axes_tuple(self.axes, a.ndim))
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        raise NotImplementedError("backward_summation: not implemented yet; you write it in assignment 02_backward_ops")
+
+
+def summation(a: Tensor, axes=None) -> Tensor:
+    return Summation(axes)(a)
+
+
+class Transpose(TensorOp):
+    """Swap two axes: the last two by default. (2, 3, 4) -> (2, 4, 3); axes=(0, 2) -> (4, 3, 2)."""
+
+    def __init__(self, axes: Optional[tuple] = None):
+        self.axes = axes
+
+    def _permutation(self, ndim: int) -> tuple[int, ...]:
+        if ndim < 2:
+            raise ValueError(f"transpose needs at least 2 dimensions, got {ndim}")
+        i, j = self.axes if self.axes is not None else (-2, -1)
+        order = list(range(ndim))
+        order[i], order[j] = order[j], order[i]
+        return tuple(order)
+
+    def compute(self, a: NDArray) -> NDArray:
+        return a.permute(self._permutation(a.ndim))
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        raise NotImplementedError("backward_transpose: not implemented yet; you write it in assignment 02_backward_ops")
+
+
+def transpose(a: Tensor, axes=None) -> Tensor:
+    return Transpose(axes)(a)
+
+
+class MatMul(TensorOp):
+    """(..., n, k) @ (..., k, m) -> (..., n, m); batch axes broadcast like NumPy's matmul."""
+
+    def compute(self, a: NDArray, b: NDArray) -> NDArray:
+        return a @ b
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        raise NotImplementedError("backward_matmul: not implemented yet; you write it in assignment 02_backward_ops")
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    if len(a.shape) < 2 or len(b.shape) < 2 or a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not align "
+                         f"(need (..., n, k) @ (..., k, m))")
+    batch_shape(a.shape[:-2], b.shape[:-2], f"matmul of {a.shape} and {b.shape}")
+    return MatMul()(a, b)
+
+
+class LogSumExp(TensorOp):
+    """log(sum(exp(a), axes)), computed as max + log(sum(exp(a - max))) so it never overflows."""
+
+    def __init__(self, axes: Optional[tuple] = None):
+        self.axes = axes
+
+    def compute(self, a: NDArray) -> NDArray:
+        axes = _axes_tuple(self.axes, a.ndim)
+        # An infinite maximum would make a - peak = inf - inf = NaN; shifting by 0 instead
+        # lets exp/log produce the right +-inf.
+        peak = a.max(axis=axes, keepdims=True).replace_nonfinite(0.0)
+        shifted = (a - peak.broadcast_to(a.shape)).exp().sum(axis=axes, keepdims=True)
+        out = shifted.log() + peak
+        return out.reshape(tuple(n for i, n in enumerate(a.shape) if i not in axes))
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        a = node.inputs[0]
+        axes = _axes_tuple(self.axes, len(a.shape))
+        kept = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+        softmax = exp(a - broadcast_to(reshape(node, kept), a.shape))
+        return broadcast_to(reshape(out_grad, kept), a.shape) * softmax
+
+
+def logsumexp(a: Tensor, axes=None) -> Tensor:
+    return LogSumExp(axes)(a)
+
+
+class Stack(TensorOp):
+    """Join n tensors of one shape along a new axis: n x (3, 4) with axis=1 -> (3, n, 4)."""
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def compute(self, *arrays: NDArray) -> NDArray:
+        first = arrays[0]
+        for other in arrays[1:]:
+            if other.shape != first.shape:
+                raise ValueError(f"stack: all shapes must match, got {first.shape} and {other.shape}")
+        n = len(arrays)
+        axis = self.axis % (first.ndim + 1)
+        out_shape = first.shape[:axis] + (n,) + first.shape[axis:]
+        from .. import nd
+        out = nd.empty(out_shape, dtype=first.dtype, device=first.device)
+        for i, array in enumerate(arrays):
+            index = tuple([slice(None)] * axis + [slice(i, i + 1)])
+            out[index] = array.compact().reshape(first.shape[:axis] + (1,) + first.shape[axis:])
+        return out
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        return split(out_grad, self.axis).tuple()
+
+
+def stack(tensors, axis: int) -> Tensor:
+    return Stack(axis)(*tensors)
+
+
+class Split(TensorTupleOp):
+    """The inverse of stack: (3, n, 4) split on axis 1 -> n tensors of (3, 4)."""
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def compute(self, a: NDArray):
+        axis = self.axis % a.ndim
+        rest = a.shape[:axis] + a.shape[axis + 1:]
+        parts = []
+        for i in range(a.shape[axis]):
+            index = tuple([slice(None)] * axis + [slice(i, i + 1)])
+            parts.append(a[index].compact().reshape(rest))
+        return tuple(parts)
+
+    def gradient(self, out_grad: TensorTuple, node):
+        return stack(out_grad.tuple(), self.axis)
+
+
+def split(a: Tensor, axis: int) -> TensorTuple:
+    return Split(axis)(a)
+
+
+from .elementwise import exp  # noqa: E402  (logsumexp's gradient; after the classes to avoid a cycle)

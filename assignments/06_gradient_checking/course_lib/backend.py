@@ -1,0 +1,113 @@
+# Generated from course_lib/backend.py for the release of 06_gradient_checking by `python -m course_tools.build` - do not edit.
+"""Devices: the one seam between course_lib and an array library.
+
+A device resolves its array module (``xp``) once: NumPy for ``cpu()``, CuPy for ``cuda()``.
+Nothing else in course_lib imports numpy or cupy to compute; it asks a device for ``xp``.
+CuPy is imported only when ``cuda()`` is actually used on a machine that has an NVIDIA
+driver and the ``cupy`` package, so a CPU-only machine never imports it.
+
+The default device is ``cpu()`` unless the environment variable ``COURSE_LIB_DEVICE`` is
+set to ``cuda`` (or ``cpu``).
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from functools import cached_property
+
+DEVICE_ENV_VAR = "COURSE_LIB_DEVICE"
+
+
+class Device:
+    """A place where arrays live and are computed on."""
+
+    def __init__(self, name: str, module_name: str):
+        self.name = name
+        self._module_name = module_name
+
+    def __repr__(self) -> str:
+        return f"{self.name}()"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Device) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def enabled(self) -> bool:
+        raise NotImplementedError
+
+    @cached_property
+    def xp(self):
+        """The array module (numpy or cupy). Raises RuntimeError if the device is not enabled."""
+        if not self.enabled():
+            raise RuntimeError(
+                f"device {self!r} is not available on this machine "
+                f"(is a GPU present and CuPy installed? `pip install course-lib[gpu]`)"
+            )
+        return importlib.import_module(self._module_name)
+
+
+class CPUDevice(Device):
+    def __init__(self):
+        super().__init__("cpu", "numpy")
+
+    def enabled(self) -> bool:
+        return True
+
+
+def _nvidia_driver_present() -> bool:
+    # Looked up without importing CuPy: the kernel driver exposes these files.
+    return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidia0")
+
+
+class CUDADevice(Device):
+    def __init__(self):
+        super().__init__("cuda", "cupy")
+        self._enabled = None
+
+    def enabled(self) -> bool:
+        if self._enabled is None:
+            self._enabled = self._probe()
+        return self._enabled
+
+    @staticmethod
+    def _probe() -> bool:
+        if importlib.util.find_spec("cupy") is None or not _nvidia_driver_present():
+            return False
+        try:
+            cupy = importlib.import_module("cupy")
+            return cupy.cuda.runtime.getDeviceCount() > 0
+        except Exception:  # a broken CUDA install is "no GPU", not a crash at import
+            return False
+
+
+_CPU = CPUDevice()
+_CUDA = CUDADevice()
+
+
+def cpu() -> Device:
+    """The CPU device (NumPy)."""
+    return _CPU
+
+
+def cuda() -> Device:
+    """The CUDA device (CuPy). Check ``cuda().enabled()`` before using it."""
+    return _CUDA
+
+
+def all_devices() -> list[Device]:
+    return [_CPU, _CUDA]
+
+
+def default_device() -> Device:
+    """``cpu()``, or the device named by ``$COURSE_LIB_DEVICE`` ("cpu" or "cuda")."""
+    name = os.environ.get(DEVICE_ENV_VAR, "cpu").strip().lower()
+    if name == "cpu":
+        return _CPU
+    if name == "cuda":
+        if not _CUDA.enabled():
+            raise RuntimeError(f"{DEVICE_ENV_VAR}=cuda but no CUDA device with CuPy is available")
+        return _CUDA
+    raise ValueError(f"{DEVICE_ENV_VAR} must be 'cpu' or 'cuda', got {name!r}")
