@@ -101,7 +101,7 @@ def execute_notebook(path: Path, cwd: Path, timeout: int = SOLUTION_TIMEOUT_S, a
     nb = nbformat.read(str(path), as_version=4)
     env = {**tool_env(), "MPLBACKEND": "module://matplotlib_inline.backend_inline", **(extra_env or {})}
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            resources={"metadata": {"path": str(cwd)}})
+                            record_timing=False, resources={"metadata": {"path": str(cwd)}})
     saved = dict(os.environ)
     os.environ.update(env)  # the kernel inherits this process's environment
     try:
@@ -153,8 +153,9 @@ def build(assignments: list[str], out_release: Path = RELEASE, out_solutions: Pa
 
 def _comparable_solution(path: Path) -> str:
     nb = nbformat.read(str(path), as_version=4)
-    cells = [{"type": c.cell_type, "source": c.source, "metadata": dict(c.metadata)} for c in nb.cells]
-    return json.dumps({"metadata": dict(nb.metadata), "cells": cells}, sort_keys=True, indent=1)
+    cells = [{"type": c.cell_type, "source": c.source, "nbgrader": c.metadata.get("nbgrader")} for c in nb.cells]
+    return json.dumps({"course": nb.metadata.get("course"), "kernelspec": nb.metadata.get("kernelspec"),
+                       "cells": cells}, sort_keys=True, indent=1)
 
 
 def _tree(root: Path) -> dict[str, bytes]:
