@@ -1,0 +1,186 @@
+"""Named scenarios the worker runs on the grader's behalf, against the student's code.
+
+Each takes the student's namespace ``ns`` first, then plain values (arrays, numbers, strings,
+lists, dicts) and returns plain values. They only *compute*: every comparison happens in the
+grader, which holds the expected values.
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+ALLOWED_MODULES = ("course_lib", "course_tools.grading.planted_bugs")
+
+
+def _module(name: str):
+    if not name.startswith(ALLOWED_MODULES):
+        raise PermissionError(f"module {name!r} is not available to scenarios")
+    return importlib.import_module(name)
+
+
+def _resolve(ns: dict, target: str):
+    """'course_lib.ops:conv' -> the function; 'student:name' -> a name the notebook defined."""
+    module, _, name = target.partition(":")
+    if module == "student":
+        if name not in ns:
+            raise NameError(f"the notebook does not define {name!r}")
+        return ns[name]
+    obj = _module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _to_numpy(value, what: str):
+    from course_lib.autograd import Tensor
+    from course_lib.nd import NDArray
+
+    if isinstance(value, Tensor):
+        value = value.realize_cached_data()
+    if isinstance(value, NDArray):
+        return np.asarray(value.numpy())
+    if isinstance(value, np.ndarray) and type(value) is np.ndarray:
+        return value
+    raise TypeError(f"{what} returned a {type(value).__name__}, expected an NDArray or a Tensor")
+
+
+def _tensor(array, requires_grad=True):
+    from course_lib.autograd import Tensor
+
+    return Tensor(array, dtype=str(array.dtype), requires_grad=requires_grad)
+
+
+def forward(ns, op: str, attrs: dict, arrays: list):
+    """``ops.<op>(**attrs).compute(*arrays)`` on NDArrays."""
+    from course_lib import nd, ops
+
+    instance = getattr(ops, op)(**attrs)
+    return _to_numpy(instance.compute(*[nd.array(a, dtype=str(a.dtype)) for a in arrays]), f"{op}.compute")
+
+
+def gradient(ns, op: str, attrs: dict, arrays: list, out_grad):
+    """``op.gradient(out_grad, node)`` for node = op(*arrays): one array per input."""
+    from course_lib import ops
+
+    instance = getattr(ops, op)(**attrs)
+    tensors = [_tensor(a) for a in arrays]
+    node = instance(*tensors)
+    grads = instance.gradient_as_tuple(_tensor(out_grad, requires_grad=False), node)
+    return [_to_numpy(g, f"{op}.gradient") for g in grads]
+
+
+def call(ns, target: str, arrays: list, kwargs: dict, as_tensors: bool = False, out_grad=None):
+    """Call a function on arrays (or on Tensors made from them). With ``out_grad``, also run
+    backward and return {"out": ..., "grads": [...]}."""
+    fn = _resolve(ns, target)
+    args = [_tensor(a) for a in arrays] if as_tensors else list(arrays)
+    out = fn(*args, **kwargs)
+    if out_grad is None:
+        if isinstance(out, tuple):
+            return tuple(_convert(o, target) for o in out)
+        return _convert(out, target)
+    out.backward(_tensor(out_grad, requires_grad=False))
+    return {"out": _to_numpy(out, target),
+            "grads": [None if t.grad is None else _to_numpy(t.grad, f"{target} backward") for t in args]}
+
+
+def _convert(value, what):
+    if isinstance(value, (int, float, bool, str)) or value is None:
+        return value
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    return _to_numpy(value, what)
+
+
+def ndarray_steps(ns, array, steps: list):
+    """Apply NDArray methods in turn, e.g. [["permute", [1, 0]], ["getitem", [[0, 3, 2], [None, None, -1]]],
+    ["flip", [0]]]; returns the values and the final view's shape, strides and offset."""
+    from course_lib import nd
+
+    a = nd.array(array, dtype=str(array.dtype))
+    for name, *args in steps:
+        if name == "getitem":
+            a = a[tuple(slice(*s) if isinstance(s, (list, tuple)) else s for s in args[0])]
+        elif name == "setitem":
+            index, value = args
+            view_index = tuple(slice(*s) if isinstance(s, (list, tuple)) else s for s in index)
+            a[view_index] = nd.array(value, dtype=a.dtype) if isinstance(value, np.ndarray) else value
+        elif name in ("permute", "broadcast_to", "flip", "pad", "reshape", "compact", "as_strided"):
+            a = getattr(a, name)(*args)
+        else:
+            raise ValueError(f"unknown NDArray step {name!r}")
+    return {"values": np.asarray(a.numpy()), "shape": list(a.shape), "strides": list(a.strides),
+            "offset": int(a.offset), "compact": bool(a.is_compact())}
+
+
+def compact_strides(ns, shape: list):
+    from course_lib import nd
+
+    return [int(s) for s in nd.compact_strides(tuple(shape))]
+
+
+def variable(ns, name: str):
+    """A value the notebook computed (a worked answer, an experiment's results)."""
+    if name not in ns:
+        raise NameError(f"the notebook does not define {name!r}")
+    return _plain(ns[name], name)
+
+
+def _plain(value, where):
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if isinstance(value, np.ndarray) and type(value) is np.ndarray:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {str(k): _plain(v, f"{where}[{k!r}]") for k, v in value.items()}
+    try:
+        return _to_numpy(value, where)
+    except TypeError:
+        raise TypeError(f"{where} is a {type(value).__name__}; expected numbers, arrays, lists or dicts") from None
+
+
+def check_flags(ns, check: str, implementation: str, args: list | None = None):
+    """Run the student's check function on an implementation; report whether it flagged it.
+
+    Returns "passed" (no exception), "flagged: <message>" (AssertionError, ValueError) or
+    "crashed: <type>: <message>" (anything else).
+    """
+    check_fn = _resolve(ns, check)
+    impl = _resolve(ns, implementation)
+    try:
+        check_fn(impl, *(args or []))
+    except (AssertionError, ValueError) as err:
+        return f"flagged: {type(err).__name__}: {err}"[:500]
+    except Exception as err:  # noqa: BLE001 - the student's check may fail in any way
+        return f"crashed: {type(err).__name__}: {err}"[:500]
+    return "passed"
+
+
+def topo_order(ns, edges: list, roots: list):
+    """Build a graph of Values from edges [child, parent] over labels and return the labels in
+    the order the student's find_topo_sort gives."""
+    from course_lib import autograd
+
+    nodes = {}
+
+    def node(label):
+        if label not in nodes:
+            value = autograd.Value.__new__(autograd.Value)
+            value._init(None, [], cached_data=None, requires_grad=True)
+            value.label = label
+            nodes[label] = value
+        return nodes[label]
+
+    for child, parent in edges:
+        node(parent).inputs.append(node(child))
+    order = autograd.find_topo_sort([node(r) for r in roots])
+    return [getattr(v, "label", None) for v in order]
+
+
+SCENARIOS = {f.__name__: f for f in (forward, gradient, call, ndarray_steps, compact_strides, variable,
+                                     check_flags, topo_order)}
