@@ -182,5 +182,99 @@ def topo_order(ns, edges: list, roots: list):
     return [getattr(v, "label", None) for v in order]
 
 
+# Expressions that reuse a node or nest gradients: they exercise topological sort and reverse
+# mode (accumulating several partial adjoints into one node).
+EXPRESSIONS = {
+    "x*x+x": lambda x: x * x + x,
+    "x*y+x": lambda x, y: x * y + x,
+    "diamond": lambda x, y: (x * y + x) * (y + x),
+    "chain_tanh": lambda x: _repeat(lambda t: (t * 0.5 + 0.1) * t, x, 4),
+    "mlp": lambda x, w1, w2: __import__("course_lib").ops.relu(x @ w1) @ w2,
+    "logsumexp_rows": lambda x: __import__("course_lib").ops.logsumexp(x, (1,)) * 2.0,
+}
+
+
+def _repeat(f, x, n):
+    for _ in range(n):
+        x = f(x)
+    return x
+
+
+def expression(ns, name: str, arrays: list, out_grad, second_order: bool = False):
+    """Gradients of a catalogue expression through Tensor.backward (the student's reverse mode).
+
+    With ``second_order``, returns the gradient of sum(grad) w.r.t. the inputs instead: a
+    gradient of a gradient (backward with create_graph=True, then backward again)."""
+    tensors = [_tensor(a) for a in arrays]
+    out = EXPRESSIONS[name](*tensors)
+    if not second_order:
+        out.backward(_tensor(out_grad, requires_grad=False))
+        return {"out": _to_numpy(out, name), "grads": [None if t.grad is None else _to_numpy(t.grad, name) for t in tensors]}
+    out.backward(_tensor(out_grad, requires_grad=False), create_graph=True)
+    first = [t.grad for t in tensors]
+    total = first[0].sum()
+    for g in first[1:]:
+        total = total + g.sum()
+    for t in tensors:
+        t.grad = None
+    total.backward()
+    return [None if t.grad is None else _to_numpy(t.grad, f"{name} (second order)") for t in tensors]
+
+
+def nn_conv(ns, in_channels: int, out_channels: int, kernel_size: int, stride: int, weight, bias, x, out_grad):
+    """nn.Conv with the given weight (k, k, C_in, C_out) and bias on x (N, C_in, H, W): output and gradients."""
+    from course_lib import nn
+
+    layer = nn.Conv(in_channels, out_channels, kernel_size, stride=stride, dtype=str(x.dtype))
+    layer.weight.data = _tensor(weight)
+    layer.bias.data = _tensor(bias)
+    xt = _tensor(x)
+    out = layer(xt)
+    out.backward(_tensor(out_grad, requires_grad=False))
+    return {"out": _to_numpy(out, "nn.Conv"), "x": _to_numpy(xt.grad, "nn.Conv input gradient"),
+            "weight": _to_numpy(layer.weight.grad, "nn.Conv weight gradient"),
+            "bias": _to_numpy(layer.bias.grad, "nn.Conv bias gradient")}
+
+
+def loss_scaler_run(ns, settings: dict, steps: list):
+    """Drive the student's LossScaler: for each step, parameters get the given (float16) gradients;
+    unscale, then update(finite). Returns per step: finite, the unscaled gradients, scale, counters."""
+    from course_lib.autograd import Tensor
+    from course_lib.nn import Parameter
+    from course_lib.precision import LossScaler
+
+    scaler = LossScaler(**settings)
+    record = []
+    for grads in steps:
+        params = []
+        for g in grads:
+            p = Parameter(np.zeros_like(g), dtype=str(g.dtype))
+            p.grad = Tensor(g, dtype=str(g.dtype), requires_grad=False)
+            params.append(p)
+        unscaled, finite = scaler.unscale(params)
+        scaler.update(bool(finite))
+        record.append({"finite": bool(finite), "grads": [_to_numpy(u, "LossScaler.unscale") for u in unscaled],
+                       "scale": float(scaler.scale_value), "skipped": int(scaler.skipped_steps),
+                       "good": int(scaler.good_steps)})
+    return record
+
+
+FUNCTIONS = {
+    "sum_of_cubes": lambda v: float(np.sum(v ** 3)),
+    "sin_dot": lambda v: float(np.sum(np.sin(v) * np.arange(1, v.size + 1).reshape(v.shape))),
+    "quadratic": lambda v: float(v.reshape(-1) @ np.diag(np.arange(1.0, v.size + 1)) @ v.reshape(-1)),
+}
+
+
+def central_difference_of(ns, function: str, x, h: float):
+    """course_lib.gradcheck.central_difference (the student's) on a catalogue function."""
+    from course_lib import gradcheck
+
+    probe = np.array(x, dtype=np.float64)
+    out = gradcheck.central_difference(FUNCTIONS[function], probe, h)
+    return {"grad": np.asarray(out, dtype=np.float64), "x_after": probe}
+
+
 SCENARIOS = {f.__name__: f for f in (forward, gradient, call, ndarray_steps, compact_strides, variable,
-                                     check_flags, topo_order)}
+                                     check_flags, topo_order, expression, nn_conv, loss_scaler_run,
+                                     central_difference_of)}
