@@ -17,3 +17,17 @@ c.Exchange.root = os.environ.get("COURSE_EXCHANGE", "/srv/nbgrader/exchange")
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ExecutePreprocessor.timeout = 300
+
+# Grading: the hidden suites in autograder/ grade outside the student's kernel (see
+# course_tools/grading). HiddenSuiteGrader takes the place of nbgrader's Execute step.
+from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,  # noqa: E402
+                                    LimitOutput, SaveAutoGrades)
+
+from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader  # noqa: E402
+
+c.Autograde.autograde_preprocessors = [HiddenSuiteGrader, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                       SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+c.HiddenSuiteGrader.timeout = 900
+# A graded cell a student deleted comes back (and scores what the hidden suite says).
+c.OverwriteCells.add_missing_cells = True

@@ -27,3 +27,12 @@ def test_pyproject_declares_the_real_dependencies():
 
 def test_ci_runs_make_test():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_nbgrader_config_grades_with_the_hidden_suites():
+    # nbgrader only logs a config file that fails to load, and then grades in the kernel:
+    # loading it here makes such a failure a test failure.
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    names = [p.__name__ for p in config.Autograde.autograde_preprocessors]
+    assert names[0] == "HiddenSuiteGrader" and "Execute" not in names and "SaveAutoGrades" in names
+    assert config.OverwriteCells.add_missing_cells is True

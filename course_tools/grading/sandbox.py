@@ -61,7 +61,7 @@ def masked_paths(course_root: Path | None) -> list[Path]:
     paths = [ROOT / "course_lib", ROOT / "autograder", ROOT / "solutions", ROOT / "source"]
     paths += _site_packages_dir("torch") + _site_packages_dir("functorch")
     if course_root is not None:
-        paths += [course_root / name for name in ("submitted", "autograded", "feedback", "source",
+        paths += [course_root / name for name in ("submitted", "autograded", "feedback", "source", "gradebook.db",
                                                   "autograder", "solutions", "release")]
     return [p for p in paths if p.exists()]
 
