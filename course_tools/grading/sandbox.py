@@ -32,8 +32,8 @@ NOBODY = 65534
 
 @dataclass
 class Limits:
-    memory_bytes: int = 3 * 1024 ** 3      # address space of the worker (NumPy + OpenBLAS fit)
-    cgroup_memory_bytes: int = 2 * 1024 ** 3  # resident memory of the whole sandbox
+    memory_bytes: int = 2 * 1024 ** 3      # address space of the worker: past it, MemoryError
+    cgroup_memory_bytes: int = 3 * 1024 ** 3  # resident memory of all its processes: past it, killed
     cpu_seconds: int = 300
     file_bytes: int = 64 * 1024 ** 2
     open_files: int = 256

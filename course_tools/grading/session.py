@@ -81,6 +81,7 @@ class StudentSession:
         self.cell_timeout, self.call_timeout, self.load_timeout = cell_timeout, call_timeout, load_timeout
         self.limits = limits or sandbox.Limits()
         self.starts = 0
+        self.timeouts: dict[str, int] = {}  # scenario:target -> calls that ran out of time
         self.process = None
         self.load_report: list[dict] = []
         self.fatal: str | None = None
@@ -147,7 +148,12 @@ class StudentSession:
         os.close(response_write)
         self._requests = os.fdopen(request_write, "w", buffering=1)
         self._responses = os.fdopen(response_read, "r", buffering=1)
-        loaded = self._read(self.load_timeout, "running the notebook's code cells")
+        try:
+            loaded = self._read(self.load_timeout, "running the notebook's code cells")
+        except StudentError as err:
+            # The notebook's own code killed or hung the worker: running it again would too.
+            self.fatal = str(err)
+            raise
         self.load_report = loaded.get("cells", [])
 
     def _read(self, timeout: float, doing: str) -> dict:
@@ -178,6 +184,9 @@ class StudentSession:
 
     # ------------------------------------------------------------------ requests
     def request(self, scenario: str, *args, timeout: float | None = None):
+        key = f"{scenario}:{args[0] if args else ''}"
+        if self.timeouts.get(key, 0) >= 2:
+            raise StudentError(f"skipped: earlier runs of {scenario} {args[0] if args else ''} ran out of time")
         if self.process is None:
             self._start()
         self._next_id += 1
@@ -192,7 +201,13 @@ class StudentSession:
         except (BrokenPipeError, OSError):
             self._stop()
             raise StudentError(f"the grading process was gone before {scenario} could run") from None
-        reply = self._read(timeout + 15, f"running {scenario}")
+        try:
+            reply = self._read(timeout + 15, f"running {scenario}")
+        except StudentError:
+            self.timeouts[key] = self.timeouts.get(key, 0) + 1
+            raise
+        if not reply.get("ok") and "took longer than" in reply.get("error", ""):
+            self.timeouts[key] = self.timeouts.get(key, 0) + 1
         if reply.get("id") != rid:
             self._stop()
             raise StudentError("the grader's channel was tampered with")
@@ -229,6 +244,8 @@ class StudentSession:
 def _describe_exit(code: int | None) -> str:
     if code is None:
         return "unknown"
+    if code > 128 and code - 128 in signal.Signals._value2member_map_:
+        code = -(code - 128)  # bubblewrap reports a child killed by signal N as 128 + N
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         hint = {"SIGKILL": "killed: out of memory or a resource limit", "SIGXCPU": "CPU-time limit",

@@ -64,57 +64,65 @@ def graded_tasks(release_notebook: Path) -> dict[str, float]:
     return out
 
 
-class _Plugin:
-    def __init__(self, session: StudentSession):
-        self.session = session
+_CURRENT: list[StudentSession] = []
+
+
+def current_session() -> StudentSession:
+    """The session being graded (autograder/conftest.py hands it to tests as ``student``)."""
+    if not _CURRENT:
+        raise RuntimeError("hidden suites run through course_tools.grading.suite.run_suite")
+    return _CURRENT[-1]
+
+
+class _Recorder:
+    """A pytest plugin that records each check's task, weight, outcome and message."""
+
+    def __init__(self):
         self.records: list[dict] = []
 
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "task(task_id, weight=1.0): the task a hidden check grades")
 
-    @pytest.fixture(scope="session")
-    def student(self):
-        return self.session
-
-    @pytest.fixture
-    def rng(self, request):
-        return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
-
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            marker = item.get_closest_marker("task")
-            if marker is None:
-                return
-            description = (item.function.__doc__ or item.name).strip().splitlines()[0]
-            message = ""
-            if call.excinfo is not None:
-                err = call.excinfo.value
-                if isinstance(err, StudentError):
-                    message = f"your code: {err}"
-                elif isinstance(err, AssertionError):
-                    message = str(err) or "a hidden check failed"
-                else:
-                    message = f"the check could not run ({type(err).__name__}: {str(err)[:300]})"
-            self.records.append({"task": marker.args[0], "weight": float(marker.kwargs.get("weight", 1.0)),
-                                 "check": description, "passed": report.passed, "message": message[:1200]})
+        if not (report.when == "call" or (report.when == "setup" and report.failed)):
+            return
+        marker = item.get_closest_marker("task")
+        if marker is None:
+            return
+        description = (item.function.__doc__ or item.name).strip().splitlines()[0]
+        message = ""
+        if call.excinfo is not None:
+            err = call.excinfo.value
+            if isinstance(err, StudentError):
+                message = f"your code: {err}"
+            elif isinstance(err, AssertionError):
+                message = str(err) or "a hidden check failed"
+            else:
+                message = f"the check could not run ({type(err).__name__}: {str(err)[:300]})"
+        self.records.append({"task": marker.args[0], "weight": float(marker.kwargs.get("weight", 1.0)),
+                             "check": description, "passed": report.passed, "message": message[:1200]})
 
 
 def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = None,
-              course_root: Path | None = None) -> dict:
+              course_root: Path | None = None, **session_options) -> dict:
     """Grade one notebook; returns {"tasks": {task: {"points", "score", "checks": [...]}}, ...}."""
     release_notebook = release_notebook or ROOT / "assignments" / assignment / f"{assignment}.ipynb"
     points = graded_tasks(release_notebook)
     suite = SUITES / assignment
     start = time.perf_counter()
-    with StudentSession(assignment, notebook, release_notebook, course_root=course_root) as session:
-        plugin = _Plugin(session)
-        if suite.is_dir():
-            with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
-                pytest.main([str(suite), "-qq", "--tb=no", "-rN", "-p", "no:cacheprovider",
-                             "--import-mode=importlib", "-p", "no:warnings", "-o", "addopts="], plugins=[plugin])
+    with StudentSession(assignment, notebook, release_notebook, course_root=course_root, **session_options) as session:
+        plugin = _Recorder()
+        _CURRENT.append(session)
+        try:
+            if suite.is_dir():
+                with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+                    pytest.main([str(suite), "-qq", "--tb=no", "-rN", "-p", "no:cacheprovider",
+                                 "--import-mode=importlib", "-p", "no:warnings", "-o", "addopts="], plugins=[plugin])
+        finally:
+            _CURRENT.pop()
         load_errors = session.loaded_cell_errors()
         fatal = session.fatal
         starts = session.starts

@@ -42,6 +42,15 @@ def _strip_magics(source: str) -> str:
     return "\n".join(out)
 
 
+MAIN_PID = os.getpid()
+
+
+def _forked_child_exits():
+    # Student code may fork; a child must never go on as a second worker on the same pipes.
+    if os.getpid() != MAIN_PID:
+        os._exit(0)
+
+
 def run_cells(cells: list[dict], ns: dict, cell_timeout: int) -> list[dict]:
     report = []
     for index, cell in enumerate(cells):
@@ -57,11 +66,14 @@ def run_cells(cells: list[dict], ns: dict, cell_timeout: int) -> list[dict]:
         except BaseException as err:  # noqa: BLE001 - SystemExit and friends are the student's too
             report.append({"cell": name, "ok": False, "error": _short_traceback(err)})
         finally:
+            _forked_child_exits()
             signal.alarm(0)
     return report
 
 
 def main(argv: list[str]) -> int:
+    global MAIN_PID
+    MAIN_PID = os.getpid()
     jobdir, request_fd, response_fd = Path(argv[0]), int(argv[1]), int(argv[2])
     os.chdir(jobdir)
     requests = os.fdopen(request_fd, "r", buffering=1)
@@ -98,6 +110,7 @@ def main(argv: list[str]) -> int:
         except BaseException as err:  # noqa: BLE001 - report whatever the student's code raised
             reply = {"id": rid, "ok": False, "error": _short_traceback(err)}
         finally:
+            _forked_child_exits()
             signal.alarm(0)
         responses.write(json.dumps(reply) + "\n")
     return 0
