@@ -24,6 +24,18 @@ def _alarm(signum, frame):
     raise CellTimeout()
 
 
+class _Blocked:
+    """A meta-path finder that refuses some top-level packages."""
+
+    def __init__(self, names):
+        self.names = set(names)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r} (not available while grading)", name=name)
+        return None
+
+
 def _short_traceback(err: BaseException, limit: int = 1500) -> str:
     lines = traceback.format_exception_only(type(err), err)
     text = "".join(lines).strip()
@@ -87,6 +99,10 @@ def main(argv: list[str]) -> int:
 
     from course_tools.grading import values
     from course_tools.grading.scenarios import SCENARIOS
+
+    # Students have no PyTorch; a submission must not borrow its conv either. (bubblewrap also
+    # hides the files; this makes `import torch` fail cleanly, as on a student's machine.)
+    sys.meta_path.insert(0, _Blocked(("torch", "functorch", "torchvision")))
 
     job = json.loads((jobdir / "job.json").read_text())
     ns: dict = {"__name__": "__main__"}
