@@ -1,0 +1,308 @@
+"""Hidden checks of 02_backward_ops, part 1: every op's gradient, called directly (no reverse mode),
+against PyTorch's autograd on shapes and values the notebook never used."""
+import numpy as np
+import pytest
+import torch
+
+from course_tools.grading.suite import expect_close, task
+
+
+def torch_grads(fn, arrays, out_grad):
+    """The vector-Jacobian products of fn at arrays for out_grad, in float64."""
+    ts = [torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
+    out = fn(*ts)
+    grads = torch.autograd.grad(out, ts, grad_outputs=torch.tensor(np.asarray(out_grad, dtype=np.float64)),
+                                allow_unused=True)
+    return [np.zeros(np.shape(a)) if g is None else g.numpy() for g, a in zip(grads, arrays)]
+
+
+def check_op_gradient(student, op, attrs, arrays, out_grad, torch_fn, what, rtol=1e-9, atol=1e-10, dtype=None):
+    """op.gradient(out_grad, node) for node = op(*arrays), one adjoint per input, against torch."""
+    got = student.gradient(op, attrs, arrays, out_grad)
+    expected = torch_grads(torch_fn, arrays, out_grad)
+    if len(got) != len(expected):
+        raise AssertionError(f"{what}: gradient returned {len(got)} value(s) for {len(expected)} input(s)")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        label = what if len(expected) == 1 else f"{what}, adjoint of input {i}"
+        if np.shape(g) != np.shape(e):
+            raise AssertionError(f"{label}: the adjoint has shape {np.shape(g)}, but the input has shape "
+                                 f"{np.shape(e)}: an adjoint always has its input's shape")
+        expect_close(g, e, label, rtol=rtol, atol=atol, dtype=dtype)
+
+
+def signed(rng, shape, low=0.5, high=2.0):
+    return np.asarray(rng.uniform(low, high, shape) * rng.choice([-1.0, 1.0], shape), dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise ops
+
+@task("backward_negate", weight=2)
+@pytest.mark.parametrize("shape", [(6,), (2, 3, 4), ()])
+def test_negate_gradient(student, rng, shape):
+    """negate's gradient on a vector, a 3-D array and a 0-d array"""
+    x, g = rng.standard_normal(shape), rng.standard_normal(shape)
+    check_op_gradient(student, "Negate", {}, [x], g, lambda a: -a, f"Negate.gradient on {shape}")
+
+
+@task("backward_negate")
+def test_negate_gradient_keeps_float32(student, rng):
+    """negate's gradient of a float32 tensor is float32"""
+    x, g = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+    check_op_gradient(student, "Negate", {}, [x], g, lambda a: -a, "Negate.gradient on float32 (3, 2)",
+                      rtol=1e-6, atol=1e-7, dtype="float32")
+
+
+@task("backward_divide_scalar", weight=2)
+@pytest.mark.parametrize("c", [2.5, -4, 3, 0.2])
+def test_divide_scalar_gradient(student, rng, c):
+    """divide_scalar's gradient for positive, negative, integer and small divisors"""
+    x, g = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    check_op_gradient(student, "DivScalar", {"scalar": c}, [x], g, lambda a: a / c, f"DivScalar({c}).gradient on (3, 4)")
+
+
+@task("backward_divide_scalar")
+def test_divide_scalar_gradient_of_a_0d_tensor(student, rng):
+    """divide_scalar's gradient on a 0-d tensor"""
+    check_op_gradient(student, "DivScalar", {"scalar": 8}, [np.array(1.5)], np.array(-2.0), lambda a: a / 8,
+                      "DivScalar(8).gradient on a 0-d tensor")
+
+
+@task("backward_power_scalar", weight=2)
+@pytest.mark.parametrize("p", [2, 3, -1, -2, 0, 1, 5])
+def test_power_scalar_gradient(student, rng, p):
+    """power_scalar's gradient p a^(p-1) for integer p (also 0, 1 and negative) on bases of both signs"""
+    x, g = signed(rng, (4, 3)), rng.standard_normal((4, 3))
+    check_op_gradient(student, "PowerScalar", {"scalar": p}, [x], g, lambda a: a ** p,
+                      f"PowerScalar({p}).gradient on (4, 3)")
+
+
+@task("backward_power_scalar")
+def test_power_scalar_gradient_uses_the_input_not_the_output(student):
+    """power_scalar's gradient at a = 3 for p = 2 (the derivative needs the input a, not the output a^p)"""
+    check_op_gradient(student, "PowerScalar", {"scalar": 2}, [np.array([3.0, -0.5])], np.array([1.0, 2.0]),
+                      lambda a: a ** 2, "PowerScalar(2).gradient at a = (3, -0.5), out_grad (1, 2)")
+
+
+@task("backward_power_scalar")
+def test_power_scalar_gradient_on_3d(student, rng):
+    """power_scalar's gradient on a 3-D tensor"""
+    x, g = signed(rng, (2, 3, 2)), rng.standard_normal((2, 3, 2))
+    check_op_gradient(student, "PowerScalar", {"scalar": 4}, [x], g, lambda a: a ** 4,
+                      "PowerScalar(4).gradient on (2, 3, 2)")
+
+
+@task("backward_divide", weight=2)
+@pytest.mark.parametrize("shape", [(7,), (2, 3, 2), ()])
+def test_divide_gradient(student, rng, shape):
+    """divide's two adjoints (of a and of b), denominators of both signs"""
+    a, b, g = rng.standard_normal(shape), signed(rng, shape), rng.standard_normal(shape)
+    check_op_gradient(student, "EWiseDiv", {}, [a, b], g, lambda x, y: x / y, f"EWiseDiv.gradient on {shape}")
+
+
+@task("backward_divide")
+def test_divide_gradient_order(student):
+    """divide's adjoints come back in the order (of a, of b)"""
+    a, b = np.array([6.0, -1.0, 2.0]), np.array([2.0, 4.0, -0.5])
+    check_op_gradient(student, "EWiseDiv", {}, [a, b], np.array([1.0, 1.0, 3.0]), lambda x, y: x / y,
+                      "EWiseDiv.gradient at a = (6, -1, 2), b = (2, 4, -0.5)")
+
+
+@task("backward_power", weight=2)
+@pytest.mark.parametrize("shape", [(6,), (3, 1, 4), ()])
+def test_power_gradient(student, rng, shape):
+    """power's two adjoints (of the base and of the exponent)"""
+    a, b, g = rng.uniform(0.3, 3.0, shape), rng.uniform(-2.0, 2.5, shape), rng.standard_normal(shape)
+    check_op_gradient(student, "EWisePow", {}, [a, b], g, lambda x, y: x ** y, f"EWisePow.gradient on {shape}")
+
+
+@task("backward_power")
+def test_power_gradient_with_integer_exponents(student, rng):
+    """power's adjoints with exponents 0, 1, 2 and -1"""
+    a = rng.uniform(0.5, 2.0, (4,))
+    b = np.array([0.0, 1.0, 2.0, -1.0])
+    check_op_gradient(student, "EWisePow", {}, [a, b], rng.standard_normal(4), lambda x, y: x ** y,
+                      "EWisePow.gradient with exponents (0, 1, 2, -1)")
+
+
+@task("backward_log", weight=2)
+@pytest.mark.parametrize("shape", [(8,), (2, 2, 3), ()])
+def test_log_gradient(student, rng, shape):
+    """log's gradient out_grad / a"""
+    x, g = rng.uniform(0.05, 20.0, shape), rng.standard_normal(shape)
+    check_op_gradient(student, "Log", {}, [x], g, torch.log, f"Log.gradient on {shape}")
+
+
+@task("backward_log")
+def test_log_gradient_keeps_float32(student, rng):
+    """log's gradient of a float32 tensor"""
+    x, g = rng.uniform(0.5, 4.0, (3, 3)).astype(np.float32), rng.standard_normal((3, 3)).astype(np.float32)
+    check_op_gradient(student, "Log", {}, [x], g, torch.log, "Log.gradient on float32 (3, 3)", rtol=1e-5, atol=1e-6,
+                      dtype="float32")
+
+
+@task("backward_exp", weight=2)
+@pytest.mark.parametrize("shape", [(8,), (2, 2, 3), ()])
+def test_exp_gradient(student, rng, shape):
+    """exp's gradient out_grad * exp(a)"""
+    x, g = rng.uniform(-4.0, 4.0, shape), rng.standard_normal(shape)
+    check_op_gradient(student, "Exp", {}, [x], g, torch.exp, f"Exp.gradient on {shape}")
+
+
+@task("backward_exp")
+def test_exp_gradient_keeps_float32(student, rng):
+    """exp's gradient of a float32 tensor"""
+    x, g = rng.uniform(-3.0, 3.0, (2, 5)).astype(np.float32), rng.standard_normal((2, 5)).astype(np.float32)
+    check_op_gradient(student, "Exp", {}, [x], g, torch.exp, "Exp.gradient on float32 (2, 5)", rtol=1e-5, atol=1e-6,
+                      dtype="float32")
+
+
+@task("backward_relu", weight=2)
+@pytest.mark.parametrize("shape", [(9,), (3, 2, 4)])
+def test_relu_gradient(student, rng, shape):
+    """relu's gradient: out_grad where a > 0, else 0"""
+    x, g = signed(rng, shape, 0.1, 2.0), rng.standard_normal(shape)
+    check_op_gradient(student, "ReLU", {}, [x], g, torch.relu, f"ReLU.gradient on {shape}")
+
+
+@task("backward_relu", weight=2)
+def test_relu_gradient_is_zero_at_zero(student):
+    """relu's gradient is 0 at exactly a = 0 (as in PyTorch)"""
+    x = np.array([[0.0, -0.0, 1.0], [-1.0, 0.0, 2.0]])
+    g = np.array([[3.0, 4.0, 5.0], [6.0, 7.0, 8.0]])
+    got = student.gradient("ReLU", {}, [x], g)
+    expect_close(got[0], np.where(x > 0, g, 0.0), "ReLU.gradient at a with exact zeros (the gradient at 0 is 0)",
+                 rtol=0, atol=0)
+
+
+@task("backward_relu")
+def test_relu_gradient_keeps_float32(student, rng):
+    """relu's gradient of a float32 tensor is float32"""
+    x, g = signed(rng, (4, 4), 0.1, 1.0).astype(np.float32), rng.standard_normal((4, 4)).astype(np.float32)
+    check_op_gradient(student, "ReLU", {}, [x], g, torch.relu, "ReLU.gradient on float32 (4, 4)", rtol=0, atol=0,
+                      dtype="float32")
+
+
+# ---------------------------------------------------------------------------------------------
+# Shaping ops
+
+RESHAPES = [((3, 4), (2, 6)), ((2, 3, 4), (4, -1)), ((12,), (2, 1, 3, 2)), ((1, 5, 1), (5,)),
+            ((2, 3), (6,)), ((1, 1), ()), ((), (1, 1, 1))]
+
+
+@task("backward_reshape")
+@pytest.mark.parametrize("src,dst", RESHAPES, ids=[f"{s}->{d}" for s, d in RESHAPES])
+def test_reshape_gradient(student, rng, src, dst):
+    """reshape's gradient puts out_grad back into the input's shape (also -1, 0-d and size-1 axes)"""
+    x = rng.standard_normal(src)
+    g = rng.standard_normal(np.reshape(x, dst).shape)
+    check_op_gradient(student, "Reshape", {"shape": dst}, [x], g, lambda a: a.reshape(dst),
+                      f"Reshape({dst}).gradient for an input of shape {src}", rtol=0, atol=0)
+
+
+BROADCASTS = [
+    ((4,), (3, 4), "a prepended axis"),
+    ((5,), (2, 3, 5), "two prepended axes"),
+    ((3, 1), (3, 4), "a size-1 axis"),
+    ((1, 3), (2, 4, 3), "a prepended axis and a size-1 axis"),
+    ((2, 1, 4), (3, 2, 5, 4), "a prepended axis and a middle size-1 axis"),
+    ((1,), (2, 3), "a prepended axis and a size-1 axis of a vector"),
+    ((), (3, 2), "a 0-d input"),
+    ((1, 1), (2, 3), "two size-1 axes"),
+    ((1, 4), (1, 4), "an unchanged shape with a size-1 axis"),
+    ((1, 1), (1, 5), "a size-1 axis that stays 1 next to one that is stretched"),
+    ((3, 1, 1), (2, 3, 4, 1), "a prepended axis, a stretched and a kept size-1 axis"),
+]
+
+
+@task("backward_broadcast_to")
+@pytest.mark.parametrize("src,dst,what", BROADCASTS, ids=[b[2].replace(" ", "_") for b in BROADCASTS])
+def test_broadcast_to_gradient(student, rng, src, dst, what):
+    """broadcast_to's gradient sums out_grad over prepended axes and over stretched size-1 axes"""
+    x, g = rng.standard_normal(src), rng.standard_normal(dst)
+    check_op_gradient(student, "BroadcastTo", {"shape": dst}, [x], g, lambda a: a.expand(*dst) if dst else a,
+                      f"BroadcastTo({dst}).gradient for an input of shape {src} ({what})", rtol=1e-12, atol=1e-12)
+
+
+@task("backward_broadcast_to", weight=2)
+def test_broadcast_bias_gradient_counts_every_row(student):
+    """the gradient of a bias (4,) broadcast to a batch (6, 4) adds up all 6 rows"""
+    got = student.gradient("BroadcastTo", {"shape": (6, 4)}, [np.zeros(4)], np.ones((6, 4)))
+    expect_close(got[0], np.full(4, 6.0), "BroadcastTo((6, 4)).gradient of a (4,) bias for out_grad of ones",
+                 rtol=0, atol=0)
+
+
+@task("backward_broadcast_to", weight=2)
+@pytest.mark.parametrize("grad_shape,shape", [((2, 3, 4), [4]), ((2, 3, 4), [3, 1]), ((5, 1, 3), [1, 1, 3]),
+                                              ((4, 2), [4, 2]), ((3, 2), [])])
+def test_reduce_to_shape_accepts_a_list(student, rng, grad_shape, shape):
+    """reduce_to_shape(grad, shape) with shape given as a list"""
+    g = rng.standard_normal(grad_shape)
+    lead = len(grad_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad_shape[lead + i] != 1)
+    expected = g.sum(axis=axes).reshape(shape) if axes else g.reshape(shape)
+    got = student.call("course_lib.ops.shaping:reduce_to_shape", g, as_tensors=True, shape=list(shape))
+    expect_close(got, expected, f"reduce_to_shape(grad of shape {grad_shape}, {list(shape)})", rtol=1e-12, atol=1e-12)
+
+
+SUMS = [((3, 4, 5), None), ((3, 4, 5), 1), ((3, 4, 5), -1), ((3, 4, 5), -3), ((3, 4, 5), (2, 0)),
+        ((3, 4, 5), (-1, -2)), ((2, 3, 4, 5), (1, 3)), ((1, 6, 1), (0, 2)), ((1, 6, 1), 1), ((6,), None),
+        ((6,), 0), ((2, 3), (0, 1))]
+
+
+@task("backward_summation")
+@pytest.mark.parametrize("shape,axes", SUMS, ids=[f"{s}-{a}" for s, a in SUMS])
+def test_summation_gradient(student, rng, shape, axes):
+    """summation's gradient copies out_grad back along the summed axes (None, ints, negative, tuples)"""
+    x = rng.standard_normal(shape)
+    np_axes = tuple(axes) if isinstance(axes, tuple) else axes
+    g = rng.standard_normal(np.sum(x, axis=np_axes).shape)
+    dims = tuple(range(len(shape))) if axes is None else np_axes
+    check_op_gradient(student, "Summation", {"axes": axes}, [x], g, lambda a: a.sum(dim=dims),
+                      f"Summation(axes={axes}).gradient for an input of shape {shape}", rtol=0, atol=0)
+
+
+@task("backward_summation", weight=2)
+def test_summation_gradient_of_a_full_sum(student):
+    """summation over all axes: every element's adjoint is the (0-d) out_grad"""
+    got = student.gradient("Summation", {"axes": None}, [np.ones((2, 3))], np.array(2.5))
+    expect_close(got[0], np.full((2, 3), 2.5), "Summation(axes=None).gradient of (2, 3) for out_grad 2.5",
+                 rtol=0, atol=0)
+
+
+TRANSPOSES = [((4, 3), None), ((2, 4, 3), None), ((2, 3, 4, 5), None), ((2, 4, 3), (0, 2)), ((2, 4, 3), (1, 0)),
+              ((2, 3, 4, 5), (0, 3)), ((2, 3, 4, 5), (-1, 1)), ((2, 3, 4, 5), (2, 0))]
+
+
+@task("backward_transpose")
+@pytest.mark.parametrize("shape,axes", TRANSPOSES, ids=[f"{s}-{a}" for s, a in TRANSPOSES])
+def test_transpose_gradient(student, rng, shape, axes):
+    """transpose's gradient swaps the same two axes back (default: the last two)"""
+    x = rng.standard_normal(shape)
+    pair = (-2, -1) if axes is None else axes
+    g = rng.standard_normal(np.swapaxes(x, *pair).shape)
+    check_op_gradient(student, "Transpose", {"axes": axes}, [x], g, lambda a: a.transpose(*pair),
+                      f"Transpose(axes={axes}).gradient for an input of shape {shape}", rtol=0, atol=0)
+
+
+MATMULS = [((4, 3), (3, 5)), ((1, 3), (3, 1)), ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),
+           ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)), ((2, 1, 3, 2), (1, 4, 2, 3)), ((3, 2, 1, 3), (3, 2))]
+
+
+@task("backward_matmul")
+@pytest.mark.parametrize("sa,sb", MATMULS, ids=[f"{a}@{b}" for a, b in MATMULS])
+def test_matmul_gradient(student, rng, sa, sb):
+    """matmul's two adjoints, with batch axes that broadcast (summed back to each input's shape)"""
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    g = rng.standard_normal(np.matmul(a, b).shape)
+    check_op_gradient(student, "MatMul", {}, [a, b], g, torch.matmul, f"MatMul.gradient for {sa} @ {sb}",
+                      rtol=1e-10, atol=1e-10)
+
+
+@task("backward_matmul")
+def test_matmul_gradient_keeps_float32(student, rng):
+    """matmul's adjoints of float32 matrices are float32"""
+    a, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    g = rng.standard_normal((3, 2)).astype(np.float32)
+    check_op_gradient(student, "MatMul", {}, [a, b], g, torch.matmul, "MatMul.gradient for float32 (3, 4) @ (4, 2)",
+                      rtol=1e-5, atol=1e-5, dtype="float32")

@@ -1,0 +1,473 @@
+"""Hidden checks of 03_ndarray: strides, views (shape, strides AND offset, compared with NumPy's own
+views), flip and pad on non-compact inputs, and the Flip / Dilate / UnDilate ops with their
+gradients."""
+import numpy as np
+import pytest
+
+from course_tools.grading.suite import expect_close, task
+
+
+def element_strides(view: np.ndarray) -> list:
+    return [s // view.itemsize for s in view.strides]
+
+
+def element_offset(view: np.ndarray, base: np.ndarray) -> int:
+    return (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
+
+
+def check_view(got, expected, base, what, compact=None):
+    """got: the ndarray_steps answer; expected: the same view made by NumPy from ``base``."""
+    if list(got["shape"]) != list(expected.shape):
+        raise AssertionError(f"{what}: the view has shape {tuple(got['shape'])}, expected {expected.shape}")
+    expect_close(got["values"], expected, what, rtol=0, atol=0)
+    if expected.size:
+        # the stride of an axis of length 1 is never used: any value is right
+        want = [s if n > 1 else None for s, n in zip(element_strides(expected), expected.shape)]
+        have = [s if n > 1 else None for s, n in zip(got["strides"], expected.shape)]
+        if have != want:
+            shown = ", ".join("any" if s is None else str(s) for s in want)
+            raise AssertionError(f"{what}: the view has strides {tuple(got['strides'])}, expected ({shown}) "
+                                 f"(in elements)")
+        offset = element_offset(expected, base)
+        if got["offset"] != offset:
+            raise AssertionError(f"{what}: the view has offset {got['offset']}, expected {offset}")
+    if compact is not None and got["compact"] != compact:
+        raise AssertionError(f"{what}: is_compact() is {got['compact']}, expected {compact}")
+
+
+def check_copy(got, expected, what, dtype=None):
+    """A result that must be a fresh compact (row-major) array with these values."""
+    expect_close(got["values"], expected, what, rtol=0, atol=0, dtype=dtype)
+    if not got["compact"] or got["offset"] != 0:
+        raise AssertionError(f"{what}: the result is not compact (strides {tuple(got['strides'])}, offset "
+                             f"{got['offset']}); return a row-major copy (.compact())")
+
+
+def numpy_index(index, shape):
+    """The NumPy selection of an NDArray index (ints keep their axis, as in needle)."""
+    out = []
+    for item, n in zip(index, shape):
+        if isinstance(item, int):
+            i = item % n
+            out.append(slice(i, i + 1))
+        else:
+            out.append(slice(*item))
+    return tuple(out)
+
+
+def show(index):
+    parts = []
+    for item in index:
+        if isinstance(item, int):
+            parts.append(str(item))
+        else:
+            parts.append(":".join("" if v is None else str(v) for v in item).rstrip(":") or ":")
+    return f"[{', '.join(parts)}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# compact_strides
+
+STRIDE_SHAPES = [(), (7,), (2, 3, 4), (4, 1, 3), (1, 1), (2, 3, 4, 5, 6), (6, 1), (1, 5, 2, 1)]
+
+
+@task("ndarray_compact_strides")
+@pytest.mark.parametrize("shape", STRIDE_SHAPES, ids=[str(s) for s in STRIDE_SHAPES])
+def test_compact_strides(student, shape):
+    """compact_strides gives row-major strides (in elements) for shapes of 0 to 5 axes"""
+    want = element_strides(np.empty(shape))
+    got = student.request("compact_strides", list(shape))
+    assert list(got) == want, f"compact_strides({shape}): got {tuple(got)}, expected {tuple(want)}"
+
+
+@task("ndarray_compact_strides", weight=2)
+def test_new_arrays_are_compact(student, rng):
+    """a newly created NDArray has row-major strides, offset 0 and is_compact() is True"""
+    x = rng.standard_normal((3, 2, 5))
+    got = student.ndarray_steps(x, [])
+    check_view(got, x, x, "nd.array of a (3, 2, 5) array", compact=True)
+    got = student.ndarray_steps(x, [["compact"]])
+    check_view(got, x, x, "nd.array(x).compact() of a (3, 2, 5) array", compact=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# permute
+
+PERMUTES = [(1, 0, 2), (2, 0, 1), (0, 2, 1), (2, 1, 0), (1, 2, 0), (-1, -3, -2), (0, 1, 2)]
+
+
+@task("ndarray_permute")
+@pytest.mark.parametrize("axes", PERMUTES, ids=[str(a) for a in PERMUTES])
+def test_permute_is_a_view(student, rng, axes):
+    """permute reorders shape and strides (negative axes allowed) and copies nothing"""
+    x = rng.standard_normal((2, 3, 4))
+    got = student.ndarray_steps(x, [["permute", list(axes)]])
+    check_view(got, np.transpose(x, axes), x, f"permute({axes}) of a (2, 3, 4) array",
+               compact=tuple(a % 3 for a in axes) == (0, 1, 2))
+
+
+@task("ndarray_permute", weight=2)
+def test_permute_of_a_permuted_view(student, rng):
+    """permute of an array that is already a permuted (non-compact) view"""
+    x = rng.standard_normal((2, 3, 4, 5))
+    got = student.ndarray_steps(x, [["permute", [3, 1, 0, 2]], ["permute", [2, 0, 3, 1]]])
+    check_view(got, x.transpose(3, 1, 0, 2).transpose(2, 0, 3, 1), x,
+               "permute((3, 1, 0, 2)) then permute((2, 0, 3, 1)) of a (2, 3, 4, 5) array")
+
+
+@task("ndarray_permute")
+def test_permute_matrix_transpose(student, rng):
+    """the transpose of a (5, 2) matrix"""
+    x = rng.standard_normal((5, 2))
+    check_view(student.ndarray_steps(x, [["permute", [1, 0]]]), x.T, x, "permute((1, 0)) of a (5, 2) matrix",
+               compact=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# broadcast_to
+
+BROADCASTS = [((4, 1), (4, 3)), ((1, 5), (2, 5)), ((2, 1), (3, 2, 4)), ((5,), (2, 3, 5)), ((1, 1, 1), (2, 1, 3)),
+              ((3, 2), (3, 2)), ((2, 1, 1), (2, 3, 2)), ((1,), (4,)), ((), (2, 3))]
+
+
+@task("ndarray_broadcast_to")
+@pytest.mark.parametrize("src,dst", BROADCASTS, ids=[f"{s}->{d}" for s, d in BROADCASTS])
+def test_broadcast_to_is_a_view_with_zero_strides(student, rng, src, dst):
+    """broadcast_to gives stride 0 to new leading axes and to stretched size-1 axes"""
+    x = rng.standard_normal(src)
+    check_view(student.ndarray_steps(x, [["broadcast_to", list(dst)]]), np.broadcast_to(x, dst), x,
+               f"broadcast_to {src} -> {dst}", compact=src == dst)
+
+
+@task("ndarray_broadcast_to", weight=2)
+def test_broadcast_to_of_a_permuted_view(student, rng):
+    """broadcast_to of a transposed (non-compact) matrix keeps its strides"""
+    x = rng.standard_normal((1, 4))
+    got = student.ndarray_steps(x, [["permute", [1, 0]], ["broadcast_to", [2, 4, 3]]])
+    check_view(got, np.broadcast_to(x.T, (2, 4, 3)), x, "a (1, 4) matrix transposed, then broadcast to (2, 4, 3)")
+
+
+@task("ndarray_broadcast_to")
+def test_broadcast_to_of_a_slice_keeps_the_offset(student, rng):
+    """broadcast_to of a view that starts inside the buffer (offset kept)"""
+    x = rng.standard_normal((3, 4))
+    got = student.ndarray_steps(x, [["getitem", [[1, 2, None], [None, None, None]]], ["broadcast_to", [5, 1, 4]]])
+    check_view(got, np.broadcast_to(x[1:2, :], (5, 1, 4)), x, "x[1:2, :] of a (3, 4) array broadcast to (5, 1, 4)")
+
+
+# ---------------------------------------------------------------------------------------------
+# getitem (_slice_view)
+
+GETITEMS = [
+    [[1, 3, None]],
+    [[None, None, 2], [None, None, None], [1, None, 3]],
+    [[None, None, -1]],
+    [[None, None, None], [3, 0, -1], [None, None, -2]],
+    [[2, None, -2], [None, None, 3]],
+    [1],
+    [-1, [1, 3, None], -2],
+    [[None, None, None], 0, [4, 0, -3]],
+    [[0, 1, None], [None, None, -1], 3],
+    [[-2, None, None], [-1, -5, -1]],
+    [[None, None, None], [None, None, None], [None, None, 4]],
+    [[1, 2, None], 2, [3, 5, None]],
+]
+
+
+@task("ndarray_getitem")
+@pytest.mark.parametrize("index", GETITEMS, ids=[show(i) for i in GETITEMS])
+def test_getitem_is_a_view(student, rng, index):
+    """slicing with steps (negative too) and integers (axis kept): shape, strides and offset of the view"""
+    x = rng.standard_normal((3, 4, 5))
+    got = student.ndarray_steps(x, [["getitem", index]])
+    expected = x[numpy_index(index + [[None, None, None]] * (3 - len(index)), x.shape)]
+    check_view(got, expected, x, f"a{show(index)} of a (3, 4, 5) array")
+
+
+@task("ndarray_getitem")
+def test_getitem_empty_selection(student, rng):
+    """a selection that is empty along one axis (start past the end) has length 0 there"""
+    x = rng.standard_normal((3, 4))
+    got = student.ndarray_steps(x, [["getitem", [[5, 9, None], [None, None, None]]]])
+    if list(got["shape"]) != [0, 4]:
+        raise AssertionError(f"a[5:9, :] of a (3, 4) array: shape {tuple(got['shape'])}, expected (0, 4)")
+    got = student.ndarray_steps(x, [["getitem", [[None, None, None], [2, 2, None]]]])
+    if list(got["shape"]) != [3, 0]:
+        raise AssertionError(f"a[:, 2:2] of a (3, 4) array: shape {tuple(got['shape'])}, expected (3, 0)")
+
+
+@task("ndarray_getitem", weight=2)
+def test_getitem_of_views(student, rng):
+    """slicing a slice (offsets add up) and slicing a permuted view"""
+    x = rng.standard_normal((4, 5, 6))
+    got = student.ndarray_steps(x, [["getitem", [[1, None, None], [None, None, 2], [5, 0, -1]]],
+                                    ["getitem", [[None, None, -2], [1, None, None], 2]]])
+    check_view(got, x[1:, ::2, 5:0:-1][::-2, 1:, 2:3], x, "a[1:, ::2, 5:0:-1][::-2, 1:, 2] of a (4, 5, 6) array")
+    got = student.ndarray_steps(x, [["permute", [2, 0, 1]], ["getitem", [[1, 5, 3], -1, [None, None, -1]]]])
+    check_view(got, x.transpose(2, 0, 1)[1:5:3, -1:, ::-1], x, "a.permute((2, 0, 1))[1:5:3, -1, ::-1] of (4, 5, 6)")
+
+
+@task("ndarray_getitem", weight=2)
+def test_setitem_writes_through_the_view(student, rng):
+    """writing into a strided selection (setitem uses the same view)"""
+    x = rng.standard_normal((4, 5))
+    expected = x.copy()
+    expected[1:4:2, ::-2] = -7.0
+    got = student.ndarray_steps(x, [["setitem", [[1, 4, 2], [None, None, -2]], -7.0]])
+    expect_close(got["values"], expected, "after a[1:4:2, ::-2] = -7.0 on a (4, 5) array", rtol=0, atol=0)
+    value = rng.standard_normal((1, 5))
+    expected = x.copy()
+    expected[2:3, :] = value
+    got = student.ndarray_steps(x, [["setitem", [2], value]])
+    expect_close(got["values"], expected, "after a[2] = (a (1, 5) array) on a (4, 5) array", rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# flip
+
+FLIPS = [[0], [1], [2], [0, 2], [1, 2], [0, 1, 2], [-1], [-3, -2]]
+
+
+@task("ndarray_flip")
+@pytest.mark.parametrize("axes", FLIPS, ids=[str(a) for a in FLIPS])
+def test_flip_values_and_compact(student, rng, axes):
+    """flip reverses the given axes and returns a compact array"""
+    x = rng.standard_normal((3, 4, 5))
+    check_copy(student.ndarray_steps(x, [["flip", axes]]), np.flip(x, axes), f"flip({tuple(axes)}) of (3, 4, 5)")
+
+
+@task("ndarray_flip")
+def test_flip_with_an_int_axis(student, rng):
+    """flip with a single int axis"""
+    x = rng.standard_normal((4, 3))
+    check_copy(student.ndarray_steps(x, [["flip", 1]]), np.flip(x, 1), "flip(1) of (4, 3)")
+
+
+@task("ndarray_flip", weight=2)
+def test_flip_of_a_permuted_view(student, rng):
+    """flip of a permuted (non-compact) view"""
+    x = rng.standard_normal((2, 3, 4))
+    check_copy(student.ndarray_steps(x, [["permute", [2, 0, 1]], ["flip", [0, 2]]]),
+               np.flip(x.transpose(2, 0, 1), (0, 2)), "a.permute((2, 0, 1)).flip((0, 2)) of (2, 3, 4)")
+    check_copy(student.ndarray_steps(x, [["permute", [1, 2, 0]], ["flip", [1]]]),
+               np.flip(x.transpose(1, 2, 0), 1), "a.permute((1, 2, 0)).flip((1,)) of (2, 3, 4)")
+
+
+@task("ndarray_flip", weight=2)
+def test_flip_of_a_view_with_an_offset(student, rng):
+    """flip of a slice that starts inside the buffer (its offset counts)"""
+    x = rng.standard_normal((4, 5, 3))
+    check_copy(student.ndarray_steps(x, [["getitem", [[1, 3, None], [2, 5, None], [1, None, None]]], ["flip", [0, 1]]]),
+               np.flip(x[1:3, 2:5, 1:], (0, 1)), "a[1:3, 2:5, 1:].flip((0, 1)) of (4, 5, 3)")
+    check_copy(student.ndarray_steps(x, [["getitem", [2, [None, None, None], [None, None, None]]], ["flip", [2]]]),
+               np.flip(x[2:3], 2), "a[2].flip((2,)) of (4, 5, 3)")
+
+
+@task("ndarray_flip")
+def test_flip_of_a_broadcast_view(student, rng):
+    """flip of a broadcast view (stride 0)"""
+    x = rng.standard_normal((4, 1))
+    check_copy(student.ndarray_steps(x, [["broadcast_to", [2, 4, 3]], ["flip", [0, 1, 2]]]),
+               np.flip(np.broadcast_to(x, (2, 4, 3)), (0, 1, 2)), "a (4, 1) column broadcast to (2, 4, 3), flipped")
+
+
+@task("ndarray_flip")
+def test_flip_twice_is_the_identity(student, rng):
+    """flipping the same axes twice gives the input back; a size-1 axis flips to itself"""
+    x = rng.standard_normal((3, 1, 4))
+    check_copy(student.ndarray_steps(x, [["flip", [0, 2]], ["flip", [2, 0]]]), x, "flip((0, 2)) twice of (3, 1, 4)")
+    check_copy(student.ndarray_steps(x, [["flip", [1]]]), x, "flip((1,)) of (3, 1, 4) (a size-1 axis)")
+
+
+# ---------------------------------------------------------------------------------------------
+# pad
+
+PADS = [[[1, 2], [0, 3]], [[0, 0], [2, 2]], [[3, 0], [0, 1]], [[0, 0], [0, 0]], [[2, 2], [1, 1]]]
+
+
+@task("ndarray_pad")
+@pytest.mark.parametrize("widths", PADS, ids=[str(w) for w in PADS])
+def test_pad_matches_numpy(student, rng, widths):
+    """pad with (before, after) pairs per axis, as np.pad"""
+    x = rng.standard_normal((3, 2))
+    check_copy(student.ndarray_steps(x, [["pad", widths]]), np.pad(x, widths), f"pad {widths} of a (3, 2) array")
+
+
+@task("ndarray_pad")
+def test_pad_with_a_value(student, rng):
+    """pad with a fill value other than 0"""
+    x = rng.standard_normal((2, 3))
+    widths = [[0, 2], [1, 0]]
+    got = student.ndarray_steps(x, [["pad", widths, 4.5]])
+    expect_close(got["values"], np.pad(x, widths, constant_values=4.5), "pad [[0, 2], [1, 0]] with value 4.5",
+                 rtol=0, atol=0)
+
+
+@task("ndarray_pad", weight=2)
+def test_pad_images_and_vectors(student, rng):
+    """pad an (N, H, W, C) image on H and W only, and a vector"""
+    img = rng.standard_normal((2, 3, 4, 2))
+    widths = [[0, 0], [2, 2], [1, 1], [0, 0]]
+    check_copy(student.ndarray_steps(img, [["pad", widths]]), np.pad(img, widths), f"pad {widths} of (2, 3, 4, 2)")
+    v = rng.standard_normal(4)
+    check_copy(student.ndarray_steps(v, [["pad", [[1, 3]]]]), np.pad(v, [(1, 3)]), "pad [[1, 3]] of (4,)")
+
+
+@task("ndarray_pad")
+def test_pad_of_a_permuted_view(student, rng):
+    """pad of a transposed (non-compact) matrix"""
+    x = rng.standard_normal((2, 4))
+    check_copy(student.ndarray_steps(x, [["permute", [1, 0]], ["pad", [[1, 0], [2, 1]]]]),
+               np.pad(x.T, [(1, 0), (2, 1)]), "pad [[1, 0], [2, 1]] of a transposed (2, 4) matrix")
+
+
+@task("ndarray_pad")
+def test_pad_keeps_float32(student, rng):
+    """pad of a float32 array keeps float32"""
+    x = rng.standard_normal((2, 2)).astype(np.float32)
+    check_copy(student.ndarray_steps(x, [["pad", [[1, 1], [1, 1]]]]), np.pad(x, 1), "pad of a float32 (2, 2) array",
+               dtype="float32")
+
+
+# ---------------------------------------------------------------------------------------------
+# Flip op
+
+OP_FLIPS = [((2, 3, 4), (0,)), ((2, 3, 4), (1, 2)), ((2, 3, 4), (-1, 0)), ((3, 2, 2, 3), (1, 2)), ((5,), (0,))]
+
+
+@task("op_flip")
+@pytest.mark.parametrize("shape,axes", OP_FLIPS, ids=[f"{s}-{a}" for s, a in OP_FLIPS])
+def test_flip_op_forward(student, rng, shape, axes):
+    """Flip(axes).compute"""
+    x = rng.standard_normal(shape)
+    expect_close(student.forward("Flip", {"axes": axes}, x), np.flip(x, axes), f"Flip({axes}).compute of {shape}",
+                 rtol=0, atol=0, dtype="float64")
+
+
+@task("op_flip", weight=2)
+@pytest.mark.parametrize("shape,axes", OP_FLIPS[1:4], ids=[f"{s}-{a}" for s, a in OP_FLIPS[1:4]])
+def test_flip_op_gradient(student, rng, shape, axes):
+    """Flip(axes).gradient is the same flip of out_grad"""
+    x, g = rng.standard_normal(shape), rng.standard_normal(shape)
+    got = student.gradient("Flip", {"axes": axes}, [x], g)
+    expect_close(got[0], np.flip(g, axes), f"Flip({axes}).gradient for an input of shape {shape}", rtol=0, atol=0)
+
+
+@task("op_flip")
+def test_flip_op_backward(student, rng):
+    """ops.flip(x, (0, 2)).backward(out_grad) gives x.grad = flip(out_grad, (0, 2))"""
+    x, g = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2, 4))
+    got = student.call("course_lib.ops:flip", x, as_tensors=True, out_grad=g, axes=(0, 2))
+    expect_close(got["out"], np.flip(x, (0, 2)), "ops.flip(x, (0, 2)) of (3, 2, 4)", rtol=0, atol=0)
+    expect_close(got["grads"][0], np.flip(g, (0, 2)), "x.grad after ops.flip(x, (0, 2)).backward(out_grad)",
+                 rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dilate and UnDilate ops
+
+def numpy_dilate(x, axes, d):
+    axes = {a % x.ndim for a in axes}
+    out = np.zeros(tuple(n * (d + 1) if i in axes else n for i, n in enumerate(x.shape)), dtype=x.dtype)
+    out[tuple(slice(None, None, d + 1) if i in axes else slice(None) for i in range(x.ndim))] = x
+    return out
+
+
+def numpy_undilate(x, axes, d):
+    axes = {a % x.ndim for a in axes}
+    return x[tuple(slice(None, None, d + 1) if i in axes else slice(None) for i in range(x.ndim))]
+
+
+@task("op_dilate", weight=2)
+def test_dilate_worked_example(student):
+    """the 2 x 2 example of the notebook dilated by 1 on both axes (4 x 4, zeros after every element)"""
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    got = student.forward("Dilate", {"axes": (0, 1), "dilation": 1}, x)
+    if np.shape(got) != (4, 4):
+        raise AssertionError(f"Dilate((0, 1), 1).compute of the 2 x 2 example: shape {np.shape(got)}, expected (4, 4)")
+    if not np.array_equal(got, numpy_dilate(x, (0, 1), 1)):
+        raise AssertionError("Dilate((0, 1), 1).compute of the 2 x 2 example [[1, 2], [3, 4]]: wrong values (the "
+                             "zeros go AFTER every element, also after the last row and column)")
+
+
+DILATES = [((3,), (0,), 2), ((2, 3), (1,), 1), ((2, 3, 2), (0, 2), 2), ((3, 2), (-1,), 3), ((2, 2, 3), (0, 1, 2), 1),
+           ((2, 3), (0, 1), 0), ((1, 4, 2), (-2,), 1)]
+
+
+@task("op_dilate")
+@pytest.mark.parametrize("shape,axes,d", DILATES, ids=[f"{s}-{a}-{d}" for s, a, d in DILATES])
+def test_dilate_forward(student, rng, shape, axes, d):
+    """Dilate(axes, d).compute: d zeros after every element along the axes (negative axes, d = 0 too)"""
+    x = rng.standard_normal(shape)
+    expect_close(student.forward("Dilate", {"axes": axes, "dilation": d}, x), numpy_dilate(x, axes, d),
+                 f"Dilate({axes}, {d}).compute of {shape}", rtol=0, atol=0, dtype="float64")
+
+
+@task("op_dilate")
+def test_dilate_keeps_float32(student, rng):
+    """Dilate of a float32 array is float32"""
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    expect_close(student.forward("Dilate", {"axes": (0,), "dilation": 2}, x), numpy_dilate(x, (0,), 2),
+                 "Dilate((0,), 2).compute of float32 (2, 3)", rtol=0, atol=0, dtype="float32")
+
+
+@task("op_dilate", weight=2)
+@pytest.mark.parametrize("shape,axes,d", DILATES[1:5], ids=[f"{s}-{a}-{d}" for s, a, d in DILATES[1:5]])
+def test_dilate_gradient(student, rng, shape, axes, d):
+    """Dilate.gradient keeps every (d+1)-th element of out_grad (undilate)"""
+    x = rng.standard_normal(shape)
+    g = rng.standard_normal(numpy_dilate(x, axes, d).shape)
+    got = student.gradient("Dilate", {"axes": axes, "dilation": d}, [x], g)
+    expect_close(got[0], numpy_undilate(g, axes, d), f"Dilate({axes}, {d}).gradient for an input of shape {shape}",
+                 rtol=0, atol=0)
+
+
+@task("op_dilate")
+def test_dilate_backward(student, rng):
+    """ops.dilate(x, (1,), 2).backward(out_grad) through reverse mode"""
+    x = rng.standard_normal((2, 3))
+    g = rng.standard_normal((2, 9))
+    got = student.call("course_lib.ops:dilate", x, as_tensors=True, out_grad=g, axes=(1,), dilation=2)
+    expect_close(got["grads"][0], g[:, ::3], "x.grad after ops.dilate(x, (1,), 2).backward(out_grad)", rtol=0, atol=0)
+
+
+UNDILATES = [((6, 4), (0, 1), 1), ((7,), (0,), 1), ((5, 8), (0, 1), 2), ((3, 5, 4), (0, 2), 1), ((2, 5), (-1,), 0),
+             ((3, 9), (1,), 3), ((4, 3), (1,), 5), ((5, 2, 3), (-3, -1), 2)]
+
+
+@task("op_undilate")
+@pytest.mark.parametrize("shape,axes,d", UNDILATES, ids=[f"{s}-{a}-{d}" for s, a, d in UNDILATES])
+def test_undilate_forward(student, rng, shape, axes, d):
+    """UnDilate(axes, d).compute keeps every (d+1)-th element (sizes that are not multiples of d+1 too)"""
+    x = rng.standard_normal(shape)
+    expect_close(student.forward("UnDilate", {"axes": axes, "dilation": d}, x), numpy_undilate(x, axes, d),
+                 f"UnDilate({axes}, {d}).compute of {shape}", rtol=0, atol=0, dtype="float64")
+
+
+@task("op_undilate", weight=2)
+@pytest.mark.parametrize("shape,axes,d", UNDILATES, ids=[f"{s}-{a}-{d}" for s, a, d in UNDILATES])
+def test_undilate_gradient(student, rng, shape, axes, d):
+    """UnDilate.gradient puts out_grad back at every (d+1)-th position, zeros elsewhere, in the input's shape"""
+    x = rng.standard_normal(shape)
+    g = rng.standard_normal(numpy_undilate(x, axes, d).shape)
+    expected = np.zeros(shape)
+    expected[tuple(slice(None, None, d + 1) if i in {a % len(shape) for a in axes} else slice(None)
+                   for i in range(len(shape)))] = g
+    got = student.gradient("UnDilate", {"axes": axes, "dilation": d}, [x], g)
+    if np.shape(got[0]) != shape:
+        raise AssertionError(f"UnDilate({axes}, {d}).gradient for an input of shape {shape}: the gradient has shape "
+                             f"{np.shape(got[0])}, expected {shape} (crop what dilate adds at the end)")
+    expect_close(got[0], expected, f"UnDilate({axes}, {d}).gradient for an input of shape {shape}", rtol=0, atol=0)
+
+
+@task("op_undilate")
+def test_undilate_backward_worked_example(student):
+    """the notebook's example: undilate of 5 elements by 1, backward with out_grad (10, 20, 30)"""
+    got = student.call("course_lib.ops:undilate", np.arange(1.0, 6.0), as_tensors=True,
+                       out_grad=np.array([10.0, 20.0, 30.0]), axes=(0,), dilation=1)
+    grad = got["grads"][0]
+    if grad is None or np.shape(grad) != (5,):
+        raise AssertionError(f"undilate of a (5,) tensor: x.grad has shape {None if grad is None else np.shape(grad)}, "
+                             f"expected (5,) (crop the extra trailing zeros that dilate makes)")
+    if not np.array_equal(grad, [10.0, 0.0, 20.0, 0.0, 30.0]):
+        raise AssertionError("undilate of [1, 2, 3, 4, 5] by 1, backward with out_grad [10, 20, 30]: wrong values")
