@@ -59,15 +59,35 @@ def forward(ns, op: str, attrs: dict, arrays: list):
     return _to_numpy(instance.compute(*[nd.array(a, dtype=str(a.dtype)) for a in arrays]), f"{op}.compute")
 
 
-def gradient(ns, op: str, attrs: dict, arrays: list, out_grad):
-    """``op.gradient(out_grad, node)`` for node = op(*arrays): one array per input."""
+def gradient(ns, op: str, attrs: dict, arrays: list, out_grad, graph: bool = False):
+    """``op.gradient(out_grad, node)`` for node = op(*arrays): one array per input.
+
+    With ``graph``, returns per input whether the adjoint was built from ``out_grad`` with ops
+    (reachable through the graph) rather than computed outside it from raw arrays, which
+    would make gradients of gradients impossible."""
     from course_lib import ops
+    from course_lib.autograd import Tensor
 
     instance = getattr(ops, op)(**attrs)
     tensors = [_tensor(a) for a in arrays]
     node = instance(*tensors)
-    grads = instance.gradient_as_tuple(_tensor(out_grad, requires_grad=False), node)
-    return [_to_numpy(g, f"{op}.gradient") for g in grads]
+    upstream = _tensor(out_grad, requires_grad=graph)
+    grads = instance.gradient_as_tuple(upstream, node)
+    if not graph:
+        return [_to_numpy(g, f"{op}.gradient") for g in grads]
+    return [isinstance(g, Tensor) and _reaches(g, upstream) for g in grads]
+
+
+def _reaches(start, target) -> bool:
+    seen, stack = set(), [start]
+    while stack:
+        value = stack.pop()
+        if value is target:
+            return True
+        if id(value) not in seen:
+            seen.add(id(value))
+            stack.extend(getattr(value, "inputs", []))
+    return False
 
 
 def call(ns, target: str, arrays: list, kwargs: dict, as_tensors: bool = False, out_grad=None):

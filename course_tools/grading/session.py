@@ -225,8 +225,8 @@ class StudentSession:
     def forward(self, op, attrs, *arrays):
         return self.request("forward", op, attrs, list(arrays))
 
-    def gradient(self, op, attrs, arrays, out_grad):
-        return self.request("gradient", op, attrs, list(arrays), out_grad)
+    def gradient(self, op, attrs, arrays, out_grad, graph=False):
+        return self.request("gradient", op, attrs, list(arrays), out_grad, graph)
 
     def call(self, target, *arrays, as_tensors=False, out_grad=None, **kwargs):
         return self.request("call", target, list(arrays), kwargs, as_tensors, out_grad)
