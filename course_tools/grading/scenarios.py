@@ -97,20 +97,10 @@ def call(ns, target: str, arrays: list, kwargs: dict, as_tensors: bool = False, 
     args = [_tensor(a) for a in arrays] if as_tensors else list(arrays)
     out = fn(*args, **kwargs)
     if out_grad is None:
-        if isinstance(out, tuple):
-            return tuple(_convert(o, target) for o in out)
-        return _convert(out, target)
+        return _plain(out, target)
     out.backward(_tensor(out_grad, requires_grad=False))
     return {"out": _to_numpy(out, target),
             "grads": [None if t.grad is None else _to_numpy(t.grad, f"{target} backward") for t in args]}
-
-
-def _convert(value, what):
-    if isinstance(value, (int, float, bool, str)) or value is None:
-        return value
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
-    return _to_numpy(value, what)
 
 
 def ndarray_steps(ns, array, steps: list):
@@ -285,6 +275,8 @@ FUNCTIONS = {
     "sum_of_cubes": lambda v: float(np.sum(v ** 3)),
     "sin_dot": lambda v: float(np.sum(np.sin(v) * np.arange(1, v.size + 1).reshape(v.shape))),
     "quadratic": lambda v: float(v.reshape(-1) @ np.diag(np.arange(1.0, v.size + 1)) @ v.reshape(-1)),
+    # elements interact: an element not put back after its probe changes later probes
+    "coupled": lambda v: float(np.exp(np.sum(np.sin(v)))),
 }
 
 
@@ -292,9 +284,9 @@ def central_difference_of(ns, function: str, x, h: float):
     """course_lib.gradcheck.central_difference (the student's) on a catalogue function."""
     from course_lib import gradcheck
 
-    probe = np.array(x, dtype=np.float64)
+    probe = np.array(x, copy=True)  # in the caller's dtype: the function must not rely on float64 input
     out = gradcheck.central_difference(FUNCTIONS[function], probe, h)
-    return {"grad": np.asarray(out, dtype=np.float64), "x_after": probe}
+    return {"grad": np.asarray(out), "x_after": probe}
 
 
 SCENARIOS = {f.__name__: f for f in (forward, gradient, call, ndarray_steps, compact_strides, variable,

@@ -1,0 +1,410 @@
+"""Hidden checks of 06_gradient_checking: central_difference, the step-size sweep and the
+planted-bug checks, on inputs the notebook never used.
+
+central_difference takes a Python function, which cannot cross into the worker. It is checked
+  * through course_lib.gradient_check (which calls the student's central_difference) on course_lib
+    ops reached by name, via the check_flags scenario: "passed" means the numerical gradient
+    agrees with autograd to 1e-6;
+  * through `numeric`, the numerical gradient the notebook's section 5 computed (float32 loss,
+    h = 1e-4, every probe deterministic), recomputed here with the reference central_difference;
+  * through the central_difference_of scenario (a catalogue of functions in the worker), when
+    the framework has it.
+The planted-bug implementations live in course_tools.grading.planted_bugs, where the worker can
+reach them (it cannot see autograder/).
+
+PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
+"""
+import importlib
+import importlib.util
+
+import numpy as np
+import pytest
+
+from course_lib.gradcheck import central_difference as reference_central_difference
+from course_tools.grading.scenarios import SCENARIOS
+from course_tools.grading.suite import expect_close, task
+
+HAS_CENTRAL_DIFFERENCE_OF = "central_difference_of" in SCENARIOS
+needs_central_difference_of = pytest.mark.skipif(not HAS_CENTRAL_DIFFERENCE_OF,
+                                                 reason="the central_difference_of scenario is not available")
+
+
+def _planted_bugs():
+    try:
+        if importlib.util.find_spec("course_tools.grading.planted_bugs") is None:
+            return None
+        return importlib.import_module("course_tools.grading.planted_bugs")
+    except ImportError:
+        return None
+
+
+PLANTED = _planted_bugs()
+
+
+# ----------------------------------------------------------------------------------- gradient_check
+def gradient_check_of(student, function, *arrays):
+    """course_lib.gradient_check(function, *arrays) in the worker (it runs the student's
+    central_difference): 'passed', 'flagged: ...' or 'crashed: ...'."""
+    return student.check_flags("course_lib.gradcheck:gradient_check", function, list(arrays))
+
+
+def _logsumexp(rng):
+    return [2.0 * rng.standard_normal((3, 5))]
+
+
+def _matmul(rng):
+    return [rng.standard_normal((4, 3)), rng.standard_normal((3, 2))]
+
+
+def _softmax_loss(rng):
+    return [2.0 * rng.standard_normal((4, 6)), np.eye(6)[rng.integers(0, 6, 4)]]
+
+
+def _conv(rng):  # NHWC input, (KH, KW, C_in, C_out) kernel, stride 1, no padding
+    return [rng.standard_normal((2, 4, 5, 2)), rng.standard_normal((3, 2, 2, 3))]
+
+
+def _tanh(rng):
+    return [rng.standard_normal((2, 3, 2))]
+
+
+def _divide_small(rng):  # large curvature: a one-sided difference is off by about 1e-5
+    return [rng.standard_normal((2, 3)), rng.uniform(0.1, 0.2, (2, 3)) * rng.choice([-1, 1], (2, 3))]
+
+
+def _log_small(rng):
+    return [rng.uniform(0.04, 0.2, (3, 3))]
+
+
+GRADIENT_CHECK_CASES = [
+    ("course_lib.ops:logsumexp", _logsumexp, "logsumexp of a (3, 5) array (every element interacts)", 1),
+    ("course_lib.ops:matmul", _matmul, "matmul of (4, 3) and (3, 2) arrays (two arguments)", 1),
+    ("course_lib.nn:softmax_loss", _softmax_loss, "softmax_loss of (4, 6) logits and one-hot targets", 1),
+    ("course_lib.ops:conv", _conv, "conv of a (2, 4, 5, 2) input with a (3, 2, 2, 3) kernel", 1),
+    ("course_lib.ops:tanh", _tanh, "tanh of a (2, 3, 2) array", 1),
+    ("course_lib.ops:divide", _divide_small, "a / b with |b| in [0.1, 0.2] (strongly curved: needs a "
+                                             "central, second-order difference)", 2),
+    ("course_lib.ops:log", _log_small, "log(a) with a in [0.04, 0.2] (strongly curved: needs a central, "
+                                       "second-order difference)", 2),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c[0].split(":")[1], marks=task("gradient_check", weight=c[3]))
+                                  for c in GRADIENT_CHECK_CASES])
+def test_gradient_check_accepts_correct_gradients(student, rng, case):
+    """course_lib.gradient_check, running your central_difference, accepts correct gradients"""
+    function, draw, what, _ = case
+    result = gradient_check_of(student, function, *draw(rng))
+    assert result == "passed", (
+        f"gradient_check (which runs your central_difference with h = 1e-6) did not accept autograd's correct gradient "
+        f"of {what}: {result}")
+
+
+# The float32 comparison of section 5 (cell float32_vs_float64): the notebook's last probe there
+# is central_difference(loss, w, 1e-4) in float32; it leaves its result in `numeric`.
+def _conv_forward(a, w, b, padding=0, stride=1):
+    """The notebook's locked conv_forward (NCHW cross-correlation on the unpadded input)."""
+    p, s = padding, stride
+    a_pad = np.pad(a, ((0, 0), (0, 0), (p, p), (p, p)))
+    n, c_in, hp, wp = a_pad.shape
+    c_out, _, kh, kw = w.shape
+    h_out, w_out = (hp - kh) // s + 1, (wp - kw) // s + 1
+    z = np.zeros((n, c_out, h_out, w_out), dtype=np.result_type(a, w)) + b.reshape(1, -1, 1, 1)
+    for u in range(kh):
+        for v in range(kw):
+            patch = a_pad[:, :, u:u + s * (h_out - 1) + 1:s, v:v + s * (w_out - 1) + 1:s]
+            z += np.einsum("icrs,qc->iqrs", patch, w[:, :, u, v])
+    return z
+
+
+def _section5_numeric():
+    rng = np.random.default_rng(2)
+    a, w, b = rng.standard_normal((2, 3, 6, 5)), 0.5 * rng.standard_normal((4, 3, 3, 3)), rng.standard_normal(4)
+    p, s = 1, 2
+    g = rng.standard_normal(_conv_forward(a, w, b, p, s).shape)
+    f32 = np.float32
+
+    def loss(v):
+        return float(np.sum(np.tanh(_conv_forward(a.astype(f32), v.astype(f32), b.astype(f32), p, s)) * g.astype(f32)))
+
+    return reference_central_difference(loss, w, 1e-4)
+
+
+@task("gradient_check", weight=3)
+def test_section5_float32_probe_matches_the_reference(student):
+    """central_difference in section 5 (float32 loss through tanh, h = 1e-4): every probe as specified"""
+    got = student.variable("numeric")
+    assert isinstance(got, np.ndarray), f"`numeric` (section 5) should be a NumPy array, got {type(got).__name__}"
+    # Every probe is deterministic (the same float64 points, the same float32 losses), so a correct
+    # central_difference reproduces the reference to rounding; a probe taken at a shifted point
+    # (an element not put back), a one-sided difference or a wrong divisor changes it by ~1e-2.
+    expect_close(got, _section5_numeric(),
+                 "central_difference of section 5's float32 loss at the (4, 3, 3, 3) kernel w with h = 1e-4 "
+                 "(each element probed at w +- h, then put back)", rtol=1e-7, atol=1e-7, dtype="float64")
+
+
+def central_difference_of(student, function, x, h):
+    return student.request("central_difference_of", function, np.asarray(x, dtype=np.float64), float(h))
+
+
+@needs_central_difference_of
+@pytest.mark.parametrize("case", [
+    pytest.param(("sum_of_cubes", (2, 3, 2), 1e-5), id="cubes-3d", marks=task("gradient_check", weight=1)),
+    pytest.param(("sin_dot", (7,), 1e-6), id="sin-vector", marks=task("gradient_check", weight=1)),
+    pytest.param(("quadratic", (2, 3), 1e-5), id="quadratic-2d", marks=task("gradient_check", weight=1)),
+])
+def test_central_difference_values(student, rng, case):
+    """central_difference on unseen functions and shapes: values, shape, caller's array untouched"""
+    function, shape, h = case
+    x = rng.uniform(-1.5, 1.5, shape)
+    out = central_difference_of(student, function, x, h)
+    n = x.size
+    exact = {"sum_of_cubes": 3 * x ** 2,
+             "sin_dot": np.cos(x) * np.arange(1, n + 1).reshape(shape),
+             "quadratic": 2 * np.arange(1.0, n + 1).reshape(shape) * x}[function]
+    expect_close(out["grad"], exact, f"central_difference of {function} at x of shape {shape}, h = {h:g}",
+                 rtol=1e-6, atol=1e-7)
+    assert np.array_equal(out["x_after"], x), (
+        f"central_difference({function}, x of shape {shape}) changed the caller's array x: work on a float64 "
+        f"copy (or put every element back exactly)")
+
+
+@needs_central_difference_of
+@task("gradient_check", weight=1)
+def test_central_difference_uses_the_given_step(student, rng):
+    """central_difference uses the step h it is given, and divides by 2h"""
+    # For sum(x**3) the central difference is exactly 3 x**2 + h**2, whatever h.
+    x = rng.uniform(-2, 2, (3, 4))
+    for h in (0.25, 0.03):
+        out = central_difference_of(student, "sum_of_cubes", x, h)
+        expect_close(out["grad"], 3 * x ** 2 + h ** 2,
+                     f"central_difference of sum(x**3) with the large step h = {h} (exactly 3 x**2 + h**2)",
+                     rtol=1e-9, atol=1e-9)
+
+
+@needs_central_difference_of
+@task("gradient_check", weight=1)
+def test_central_difference_is_second_order(student):
+    """central_difference is central: halving h divides the error by about 4"""
+    x = np.array([1.1, -0.4, 2.0])
+    exact = np.cos(x) * np.arange(1, 4)
+    e1 = np.abs(central_difference_of(student, "sin_dot", x, 2e-2)["grad"] - exact)
+    e2 = np.abs(central_difference_of(student, "sin_dot", x, 1e-2)["grad"] - exact)
+    ratio = e1 / np.maximum(e2, 1e-300)
+    assert np.all((3.5 < ratio) & (ratio < 4.5)), (
+        f"halving h should divide the error of a central difference by about 4 (second order); the error "
+        f"ratios per element are {np.round(ratio, 2).tolist()}")
+
+
+@needs_central_difference_of
+@task("gradient_check", weight=0.5)
+def test_central_difference_of_a_zero_dimensional_input(student):
+    """central_difference of a 0-d input returns a 0-d gradient"""
+    x = np.array(0.3)
+    out = central_difference_of(student, "sum_of_cubes", x, 1e-5)
+    assert np.shape(out["grad"]) == (), f"central_difference at a 0-d x should return shape (), got {np.shape(out['grad'])}"
+    expect_close(out["grad"], 3 * x ** 2, "central_difference of x**3 at the 0-d x = 0.3", rtol=1e-6, atol=1e-8)
+
+
+# ----------------------------------------------------------------------------------- best_step_size
+THETA0 = 1.25
+HS = 10.0 ** (-np.arange(2, 25) / 2)
+
+
+def _reference_errors(dtype):
+    def J(theta):
+        return np.exp(theta) * np.sin(theta)
+
+    exact = float(np.exp(THETA0) * (np.sin(THETA0) + np.cos(THETA0)))
+    out = []
+    for h in HS:
+        t, step = dtype(THETA0), dtype(h)
+        out.append(abs(float((J(t + step) - J(t - step)) / (dtype(2) * step)) - exact))
+    return np.array(out), exact
+
+
+def _sweep(student, name):
+    errors = student.variable(name)
+    errors = np.asarray(errors, dtype=np.float64) if isinstance(errors, (list, np.ndarray)) else errors
+    assert isinstance(errors, np.ndarray) and errors.shape == HS.shape, (
+        f"{name} should hold one absolute error per step size of hs ({HS.size} values), got "
+        f"{getattr(errors, 'shape', type(errors).__name__)}")
+    assert np.all(np.isfinite(errors)) and np.all(errors >= 0), f"{name} should hold finite absolute errors (>= 0)"
+    return errors
+
+
+def _best(student, name):
+    value = student.variable(name)
+    assert isinstance(value, float) and not isinstance(value, bool), (
+        f"{name} should be a Python float, got {type(value).__name__}")
+    return value
+
+
+@task("best_step_size", weight=2)
+def test_float64_sweep_values(student):
+    """errors64: the float64 sweep, |central difference - J'(1.25)| for every h of hs, in order"""
+    errors = _sweep(student, "errors64")
+    expected, _ = _reference_errors(np.float64)
+    truncation = HS >= 1e-5   # where the error is h^2 |J'''| / 6 and does not depend on rounding details
+    assert np.allclose(errors[truncation], expected[truncation], rtol=1e-3, atol=0), (
+        "errors64: wrong values for the large steps (h >= 1e-5), where the error is the truncation error of a "
+        "central difference; compute |(J(theta0 + h) - J(theta0 - h)) / (2h) - dJ(theta0)| in float64, in the "
+        "order of hs")
+    rounding = HS < 1e-5      # rounding noise: only its size is reproducible
+    ratio = np.log10(np.maximum(errors[rounding], 1e-18) / np.maximum(expected[rounding], 1e-18))
+    assert np.all(np.abs(ratio) < 2), (
+        "errors64: for the small steps (h < 1e-5) the errors should be rounding noise of the size eps |J| / h; "
+        "some are off by more than a factor 100")
+
+
+@task("best_step_size", weight=2)
+def test_float32_sweep_values(student):
+    """errors32: the float32 sweep, with theta0 and h converted to float32 first"""
+    errors = _sweep(student, "errors32")
+    expected, exact = _reference_errors(np.float32)
+    large = HS >= 1e-2
+    assert np.allclose(errors[large], expected[large], rtol=1e-2, atol=0), (
+        "errors32: wrong values for the large steps (h >= 1e-2), where the truncation error dominates")
+    assert errors.min() > 1e-6, (
+        "errors32: the smallest error is below 1e-6, which float32 cannot reach: was every step of the formula "
+        "(theta0 + h, J, the division) really computed in float32?")
+    tiny = HS <= 1e-8  # theta0 + h rounds to theta0 in float32: the difference is 0, the error |J'(theta0)|
+    assert np.allclose(errors[tiny], exact, rtol=1e-6), (
+        "errors32: for h <= 1e-8, float32 theta0 + h equals theta0, so the difference is exactly 0 and the error "
+        "is |J'(theta0)|; your errors differ there (was h converted to float32 before the addition?)")
+
+
+@task("best_step_size", weight=1)
+def test_best_h64_in_range(student):
+    """best_h64 lies where theory puts the float64 optimum"""
+    value = _best(student, "best_h64")
+    assert 1e-7 <= value <= 1e-4, (f"best_h64 = {value:.3g}: the best step in float64 is of order eps^(1/3), "
+                                   f"between 1e-7 and 1e-4")
+
+
+@task("best_step_size", weight=1)
+def test_best_h32_in_range(student):
+    """best_h32 lies where theory puts the float32 optimum"""
+    value = _best(student, "best_h32")
+    assert 3e-4 <= value <= 3e-2, (f"best_h32 = {value:.3g}: the best step in float32 is of order eps^(1/3), "
+                                   f"between 3e-4 and 3e-2")
+
+
+@task("best_step_size", weight=1)
+def test_best_steps_are_far_apart(student):
+    """the float32 optimum is at least 100 times the float64 one"""
+    h64, h32 = _best(student, "best_h64"), _best(student, "best_h32")
+    assert h64 > 0 and h32 / h64 >= 100, (
+        f"best_h32 / best_h64 = {h32 / h64 if h64 > 0 else float('nan'):.3g}; float32's epsilon is about 1e9 "
+        f"times float64's, so its optimum (eps^(1/3)) is about 1000 times larger")
+
+
+@task("best_step_size", weight=1)
+def test_best_steps_are_the_minima_of_the_sweeps(student):
+    """best_h64 and best_h32 are the steps of hs where errors64 and errors32 are smallest"""
+    for best, sweep in (("best_h64", "errors64"), ("best_h32", "errors32")):
+        value, errors = _best(student, best), _sweep(student, sweep)
+        assert np.isclose(HS, value, rtol=1e-9, atol=0).any(), f"{best} = {value!r} is not one of the step sizes in hs"
+        assert np.isclose(value, HS[np.argmin(errors)], rtol=1e-9, atol=0), (
+            f"{best} = {value:.3g} is not where {sweep} is smallest")
+
+
+# ------------------------------------------------------------------------------- planted_bug_checks
+def check_finite_on(student, array):
+    # check_flags calls check(implementation, *args): the "implementation" is the name argument
+    # of check_finite(name, array), here the string "course_lib.gradcheck".
+    return student.check_flags("student:check_finite", "course_lib.gradcheck:__name__", [array])
+
+
+def _float16(values):
+    with np.errstate(over="ignore"):
+        return np.array(values).astype(np.float16)
+
+
+def _with(shape, dtype, position, value, fill=0.5):
+    a = np.full(shape, fill, dtype=dtype)
+    a[position] = value
+    return a
+
+
+NON_FINITE = [
+    ("NaN in a float64 (3, 4, 5) array", lambda r: _with((3, 4, 5), np.float64, (2, 0, 4), np.nan, r.standard_normal((3, 4, 5))), 1),
+    ("+inf in a float32 (6, 7) array", lambda r: _with((6, 7), np.float32, (5, 6), np.inf), 1),
+    ("-inf alone in a float64 vector", lambda r: _with((9,), np.float64, (0,), -np.inf), 1),
+    ("-inf in a float16 array", lambda r: _with((2, 2, 2, 2), np.float16, (1, 1, 0, 1), -np.inf), 1),
+    ("NaN in a float16 array", lambda r: _with((5, 3), np.float16, (4, 2), np.nan), 1),
+    ("a float16 overflow (70000 -> inf)", lambda r: _float16([1.0, 70000.0, 2.0]), 1),
+    ("NaN and inf together, among huge finite values", lambda r: np.array([1e308, np.nan, -1e308, np.inf]), 1),
+    ("a 0-d NaN", lambda r: np.array(np.nan), 0.5),
+]
+FINITE = [
+    ("a float64 array of huge values (+-1e308: their sum overflows)", lambda r: np.array([1e308, 1e308, -1e308, 5e-324]), 1),
+    ("a float16 array at float16's limits (+-65504, subnormals)", lambda r: _float16([65504, 65504, -65504, 6e-8]), 1),
+    ("an int64 array", lambda r: r.integers(-10 ** 12, 10 ** 12, (4, 3)), 0.5),
+    ("a random float32 array", lambda r: r.standard_normal((3, 5, 2)).astype(np.float32), 0.5),
+    ("an empty float array", lambda r: np.zeros((0, 3)), 0.5),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"bad{i}", marks=task("planted_bug_checks", weight=c[2]))
+                                  for i, c in enumerate(NON_FINITE)])
+def test_check_finite_flags_non_finite_values(student, rng, case):
+    """check_finite raises AssertionError for NaN, +inf or -inf"""
+    what, make, _ = case
+    result = check_finite_on(student, make(rng))
+    assert result.startswith("flagged: AssertionError"), (
+        f"check_finite on {what} should raise AssertionError; got {result}")
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"ok{i}", marks=task("planted_bug_checks", weight=c[2]))
+                                  for i, c in enumerate(FINITE)])
+def test_check_finite_accepts_finite_values(student, rng, case):
+    """check_finite accepts arrays whose values are all finite"""
+    what, make, _ = case
+    result = check_finite_on(student, make(rng))
+    assert result == "passed", f"check_finite on {what} should return quietly; got {result}"
+
+
+CORRECT = [
+    ("student:check_conv_backward", "student:conv_backward_ok", "the notebook's correct conv backward"),
+    ("student:check_conv_backward", "course_lib.naive:conv2d_backward",
+     "course_lib's naive conv2d_backward (a second, independent correct implementation)"),
+    ("student:check_pool_backward", "student:maxpool_backward_ok", "the notebook's correct max pool backward"),
+    ("student:check_pool_backward", "student:course_lib_maxpool_backward",
+     "course_lib's vectorised max pool backward (assignment 05)"),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c[1].split(":")[1], marks=task("planted_bug_checks", weight=1.5))
+                                  for c in CORRECT])
+def test_checks_accept_correct_implementations(student, case):
+    """your checks accept correct backward passes"""
+    check, implementation, what = case
+    result = student.check_flags(check, implementation)
+    assert result == "passed", f"{check.split(':')[1]} did not accept {what}: {result}"
+
+
+CONV_BUGS = ["conv_kernel_not_flipped", "conv_crops_padding_one_side", "conv_adds_weight_decay",
+             "conv_rescales_by_max_dz", "conv_checks_channels_only", "conv_ignores_stride_in_da",
+             "conv_dw_first_image_only", "conv_averages_db", "conv_returns_padded_da",
+             "conv_transposes_dw_spatially", "conv_checks_batch_and_channels_only"]
+POOL_BUGS = ["pool_overwrites_overlapping_windows", "pool_ignores_stride", "pool_divides_by_window_size",
+             "pool_spreads_over_window", "pool_routes_to_minimum", "pool_nan_where_gradient_is_zero"]
+
+
+def _bug_param(check, name):
+    missing = PLANTED is None or not hasattr(PLANTED, name)
+    return pytest.param(check, name, id=name, marks=[
+        task("planted_bug_checks", weight=1),
+        pytest.mark.skipif(missing, reason="course_tools.grading.planted_bugs does not provide it")])
+
+
+@pytest.mark.parametrize("check,bug", [_bug_param("check_conv_backward", b) for b in CONV_BUGS]
+                         + [_bug_param("check_pool_backward", b) for b in POOL_BUGS])
+def test_checks_flag_planted_bugs(student, check, bug):
+    """your checks flag planted bugs, including ones the notebook did not show"""
+    result = student.check_flags(f"student:{check}", f"course_tools.grading.planted_bugs:{bug}")
+    label = bug.split("_", 1)[1].replace("_", " ")
+    assert result.startswith("flagged: AssertionError"), (
+        f"{check} did not flag a backward pass with a planted bug ({label}) with an AssertionError: {result}. "
+        f"Which input would make this bug visible?")

@@ -1,0 +1,499 @@
+"""Hidden checks of 07_experiments: the naive conv op on unseen shapes (against PyTorch), the
+properties of the three experiments' results, and LossScaler.
+
+The worker runs the notebook with NBGRADER_EXECUTION set, so the experiments are at their
+reduced size; the sizes (IMPL_UPDATES, POOL_SEEDS, PREC_SEEDS, STRESS_UPDATES) are read from the
+submission's locked setup cell. LossScaler is a class and cannot be called across the protocol:
+it is checked by replaying the scale sequences the notebook's runs recorded (always), and with the
+loss_scaler_run scenario when the framework has it.
+
+PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
+"""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from course_lib.precision import LossScaler, parameter_count
+from course_lib.train import small_cnn
+from course_tools.grading.scenarios import SCENARIOS
+from course_tools.grading.suite import expect_close, task
+
+torch.set_num_threads(1)
+
+SMALL_CNN_PARAMETERS = parameter_count(small_cnn())
+IMPLEMENTATIONS = ("naive loops", "im2col + autograd", "fused NumPy kernel")
+REFERENCE = "im2col + autograd"
+PRECISIONS = ("float64", "float32", "mixed float16")
+
+needs_loss_scaler_run = pytest.mark.skipif("loss_scaler_run" not in SCENARIOS,
+                                           reason="the loss_scaler_run scenario is not available")
+
+
+def _variable(student, name):
+    return student.variable(name)
+
+
+def _results(student, name, keys):
+    value = _variable(student, name)
+    assert isinstance(value, dict), f"{name} should be a dictionary, got {type(value).__name__}"
+    assert set(value) == set(keys), f"{name} needs exactly the keys {sorted(keys)}, got {sorted(value)}"
+    return value
+
+
+def _fields(record, where, fields):
+    missing = set(fields) - set(record) if isinstance(record, dict) else set(fields)
+    assert not missing, f"{where} lacks {sorted(missing)}"
+    return record
+
+
+def _is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+
+
+# ------------------------------------------------------------------------- experiment_implementations
+# (N, C_in, H, W, C_out, K, padding)
+NAIVE_CONFIGS = [
+    pytest.param((2, 3, 5, 4, 2, 3, 1), id="same-3x3-HneW"),
+    pytest.param((1, 2, 6, 5, 3, 1, 0), id="1x1-kernel"),
+    pytest.param((2, 1, 4, 6, 2, 5, 2), id="same-5x5"),
+    pytest.param((1, 2, 6, 5, 3, 3, 0), id="valid-3x3"),
+    pytest.param((3, 2, 3, 4, 1, 2, 1), id="even-kernel-padded"),
+]
+
+
+def _torch_conv(x, w_hwio, b, padding, g):
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(np.ascontiguousarray(w_hwio.transpose(3, 2, 0, 1)), requires_grad=True)
+    bt = torch.tensor(b, requires_grad=True)
+    out = F.conv2d(xt, wt, bt, padding=padding)
+    out.backward(torch.tensor(g))
+    return (out.detach().numpy(), xt.grad.numpy(),
+            np.ascontiguousarray(wt.grad.numpy().transpose(2, 3, 1, 0)), bt.grad.numpy())
+
+
+@pytest.mark.parametrize("cfg", NAIVE_CONFIGS)
+@task("experiment_implementations", weight=1)
+def test_naive_conv_forward_and_backward(student, rng, cfg):
+    """naive_conv (your NaiveConv and NaiveConvBackward) on unseen shapes, against PyTorch"""
+    n, c_in, h, w, c_out, k, p = cfg
+    x = rng.standard_normal((n, c_in, h, w))
+    kernel = rng.standard_normal((k, k, c_in, c_out))
+    bias = rng.standard_normal(c_out)
+    g = rng.standard_normal((n, c_out, h + 2 * p - k + 1, w + 2 * p - k + 1))
+    out, dx, dw, db = _torch_conv(x, kernel, bias, p, g)
+    got = student.call("student:naive_conv", x, kernel, bias, as_tensors=True, out_grad=g, padding=p)
+    label = f"naive_conv: x {x.shape}, W {kernel.shape} (K, K, C_in, C_out), padding {p}"
+    expect_close(got["out"], out, f"{label}: output (N, C_out, H_out, W_out)", rtol=1e-9, atol=1e-9)
+    for name, grad, expected in zip(("dx", "dW", "db"), got["grads"], (dx, dw, db)):
+        assert grad is not None, f"{label}: no gradient reached {name}"
+        expect_close(grad, expected, f"{label}: {name}", rtol=1e-9, atol=1e-9)
+
+
+@task("experiment_implementations", weight=1)
+def test_implementation_results_structure(student):
+    """impl_results has one complete record per implementation"""
+    results = _results(student, "impl_results", IMPLEMENTATIONS)
+    updates = _variable(student, "IMPL_UPDATES")
+    for name in IMPLEMENTATIONS:
+        r = _fields(results[name], f"impl_results[{name!r}]",
+                    ("grad_diff", "losses", "train_seconds", "test_accuracy", "parameter_count", "peak_bytes"))
+        assert isinstance(r["grad_diff"], dict) and set(r["grad_diff"]) == {"dA", "dW", "db"}, \
+            f"impl_results[{name!r}]['grad_diff'] needs the keys dA, dW, db"
+        losses = np.asarray(r["losses"], dtype=float)
+        assert losses.shape == (updates,), f"{name}: one loss per update ({updates}), got shape {losses.shape}"
+        assert np.all(np.isfinite(losses)), f"{name}: a training loss is not finite"
+
+
+@task("experiment_implementations", weight=2)
+def test_implementation_gradients_agree(student):
+    """the three implementations' gradients agree in float64; the reference's difference is exactly 0"""
+    results = _results(student, "impl_results", IMPLEMENTATIONS)
+    for name in IMPLEMENTATIONS:
+        diffs = _fields(results[name], f"impl_results[{name!r}]", ("grad_diff",))["grad_diff"]
+        for key in ("dA", "dW", "db"):
+            diff = diffs.get(key) if isinstance(diffs, dict) else None
+            assert _is_number(diff) and diff >= 0, f"{name}: grad_diff[{key!r}] = {diff!r} is not a distance"
+            assert diff < 1e-9, (f"{name}: {key} differs from the im2col gradient by {diff:.3g}; in float64 the "
+                                 f"implementations agree to about 1e-15 (layouts? padding?)")
+    assert all(d == 0 for d in results[REFERENCE]["grad_diff"].values()), \
+        "the reference's disagreement with itself must be exactly 0"
+
+
+@task("experiment_implementations", weight=1)
+def test_implementation_runs_coincide(student):
+    """same weights, same batches: the three training runs coincide and end at the same accuracy"""
+    results = _results(student, "impl_results", IMPLEMENTATIONS)
+    reference = np.asarray(_fields(results[REFERENCE], REFERENCE, ("losses",))["losses"], dtype=float)
+    for name in IMPLEMENTATIONS:
+        r = _fields(results[name], name, ("losses", "test_accuracy"))
+        losses = np.asarray(r["losses"], dtype=float)
+        assert losses.shape == reference.shape and np.allclose(losses, reference, rtol=1e-3, atol=1e-4), (
+            f"{name}: its training losses differ from im2col's; every run must start from the same weights "
+            f"(copy_parameters) and see the same batches (a fresh DataLoader with seed=0)")
+        acc = r["test_accuracy"]
+        assert _is_number(acc) and 0.1 < acc <= 1.0, f"{name}: test_accuracy {acc!r} should be a fraction above chance (0.1)"
+        assert abs(acc - results[REFERENCE]["test_accuracy"]) <= 0.01, (
+            f"{name}: test accuracy {acc:.3f} differs from im2col's {results[REFERENCE]['test_accuracy']:.3f} "
+            f"although the runs are the same computation")
+
+
+@task("experiment_implementations", weight=1)
+def test_implementation_measurements(student):
+    """equal parameter counts (small_cnn's), positive times and peak memory"""
+    results = _results(student, "impl_results", IMPLEMENTATIONS)
+    for name in IMPLEMENTATIONS:
+        r = _fields(results[name], name, ("parameter_count", "train_seconds", "peak_bytes"))
+        assert r["parameter_count"] == SMALL_CNN_PARAMETERS, (
+            f"{name}: parameter_count {r['parameter_count']!r}; every model is small_cnn, with small_cnn's count")
+        assert _is_number(r["train_seconds"]) and r["train_seconds"] > 0, f"{name}: train_seconds must be positive"
+        assert isinstance(r["peak_bytes"], int) and r["peak_bytes"] > 0, f"{name}: peak_bytes must be a positive int"
+
+
+# --------------------------------------------------------------------------------- experiment_pooling
+POOL_PER_SEED = ("test_accuracy", "train_seconds", "predict_seconds", "nonzero_fraction", "nonzero_by_layer",
+                 "grad_norm", "param_grad_norm")
+
+
+def _pool(student):
+    results = _results(student, "pool_results", ("max", "avg"))
+    seeds = len(_variable(student, "POOL_SEEDS"))
+    for pool in ("max", "avg"):
+        r = _fields(results[pool], f"pool_results[{pool!r}]", POOL_PER_SEED + ("parameter_count", "peak_bytes"))
+        for key in POOL_PER_SEED:
+            assert isinstance(r[key], list) and len(r[key]) == seeds, \
+                f"pool_results[{pool!r}][{key!r}]: one value per seed ({seeds})"
+    return results
+
+
+@task("experiment_pooling", weight=1)
+def test_pooling_results_structure(student):
+    """pool_results has a per-seed record for max and average pooling"""
+    results = _pool(student)
+    for pool in ("max", "avg"):
+        for key in POOL_PER_SEED:
+            values = np.asarray(results[pool][key], dtype=float)
+            assert np.all(np.isfinite(values)), f"pool_results[{pool!r}][{key!r}]: a value is not finite"
+        layers = np.asarray(results[pool]["nonzero_by_layer"], dtype=float)
+        assert layers.shape == (len(results[pool]["test_accuracy"]), 2), \
+            f"pool_results[{pool!r}]['nonzero_by_layer']: two fractions (one per pooling layer) per seed"
+
+
+@task("experiment_pooling", weight=2)
+def test_max_pooling_gradient_is_sparse(student):
+    """max pooling with 2x2 windows: at most 1 in 4 pooling inputs gets a gradient, in each layer"""
+    results = _pool(student)
+    r = results["max"]
+    fractions = np.asarray(r["nonzero_fraction"], dtype=float)
+    layers = np.asarray(r["nonzero_by_layer"], dtype=float)
+    assert np.all((fractions > 0) & (fractions <= 0.25 + 1e-9)), (
+        f"max pooling's nonzero_fraction should be in (0, 1/4]: got {np.round(fractions, 4).tolist()} "
+        f"(is it measured at the pooling *inputs*?)")
+    assert np.all((layers > 0) & (layers <= 0.25 + 1e-9)), (
+        f"max pooling's nonzero_by_layer should be in (0, 1/4] for both layers: got {np.round(layers, 4).tolist()}")
+
+
+@task("experiment_pooling", weight=1)
+def test_average_pooling_gradient_is_dense(student):
+    """average pooling spreads the gradient: a much denser gradient than max pooling"""
+    results = _pool(student)
+    avg = np.asarray(results["avg"]["nonzero_fraction"], dtype=float)
+    mx = np.asarray(results["max"]["nonzero_fraction"], dtype=float)
+    assert np.all((avg >= 0.5) & (avg <= 1.0)), (
+        f"average pooling sends g/4 to all four inputs of a window: nonzero_fraction should be near 1, got "
+        f"{np.round(avg, 4).tolist()}")
+    assert avg.mean() > mx.mean(), "average pooling should give a denser gradient than max pooling"
+
+
+@task("experiment_pooling", weight=1)
+def test_pooling_fractions_are_consistent(student):
+    """nonzero_fraction is the fraction over both layers together (the layers have 512 and 256 entries per image)"""
+    results = _pool(student)
+    for pool in ("max", "avg"):
+        layers = np.asarray(results[pool]["nonzero_by_layer"], dtype=float)
+        overall = np.asarray(results[pool]["nonzero_fraction"], dtype=float)
+        expected = (2 * layers[:, 0] + layers[:, 1]) / 3   # (N, 8, 8, 8) and (N, 16, 4, 4) entries
+        assert np.allclose(overall, expected, rtol=0, atol=1e-9), (
+            f"{pool}: nonzero_fraction should be non-zero entries / all entries over both pooling inputs; it does "
+            f"not match nonzero_by_layer")
+
+
+@task("experiment_pooling", weight=1)
+def test_pooling_measurements(student):
+    """pooling has no parameters; times, memory and gradient norms are positive; both models learn"""
+    results = _pool(student)
+    for pool in ("max", "avg"):
+        r = results[pool]
+        assert r["parameter_count"] == SMALL_CNN_PARAMETERS, (
+            f"{pool}: parameter_count {r['parameter_count']!r}; pooling has no parameters, so both models have "
+            f"small_cnn's count")
+        assert isinstance(r["peak_bytes"], int) and r["peak_bytes"] > 0, f"{pool}: peak_bytes must be a positive int"
+        for key in ("train_seconds", "predict_seconds", "grad_norm", "param_grad_norm"):
+            assert all(_is_number(v) and v > 0 for v in r[key]), f"{pool}: every {key} must be positive"
+        acc = np.asarray(r["test_accuracy"], dtype=float)
+        assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
+            f"{pool} pooling: mean test accuracy {acc.mean():.2f}; after training it should be well above "
+            f"chance (0.1)")
+
+
+# ------------------------------------------------------------------------------- experiment_precision
+PREC_PER_SEED = ("test_accuracy", "skipped_steps", "train_seconds")
+
+
+def _precision(student):
+    results = _results(student, "precision_results", PRECISIONS)
+    seeds = len(_variable(student, "PREC_SEEDS"))
+    for name in PRECISIONS:
+        r = _fields(results[name], f"precision_results[{name!r}]", PREC_PER_SEED + (
+            "losses", "scales", "parameter_count", "parameter_bytes", "peak_bytes"))
+        for key in PREC_PER_SEED:
+            assert isinstance(r[key], list) and len(r[key]) == seeds, \
+                f"precision_results[{name!r}][{key!r}]: one value per seed ({seeds})"
+    return results
+
+
+def _stress(student):
+    s = _variable(student, "stress_results")
+    assert isinstance(s, dict), f"stress_results should be a dictionary, got {type(s).__name__}"
+    return _fields(s, "stress_results", ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
+
+
+@task("experiment_precision", weight=1)
+def test_precision_results_structure(student):
+    """precision_results has a record per precision; float64 and float32 skip nothing"""
+    results = _precision(student)
+    for name in PRECISIONS:
+        r = results[name]
+        losses = np.asarray(r["losses"], dtype=float)
+        assert losses.ndim == 1 and losses.size > 0 and np.all(np.isfinite(losses)), \
+            f"{name}: the recorded losses (first seed) must be a non-empty list of finite numbers"
+        assert all(_is_number(t) and t > 0 for t in r["train_seconds"]), f"{name}: train_seconds must be positive"
+        assert isinstance(r["peak_bytes"], int) and r["peak_bytes"] > 0, f"{name}: peak_bytes must be a positive int"
+    for name in ("float64", "float32"):
+        assert list(results[name]["skipped_steps"]) == [0] * len(results[name]["skipped_steps"]), \
+            f"{name} has no loss scaler: its skipped_steps are 0"
+        assert list(results[name]["scales"]) == [], f"{name} has no loss scaler: its scales list is empty"
+
+
+@task("experiment_precision", weight=2)
+def test_parameter_bytes_by_precision(student):
+    """parameter bytes: 8, 4 and 2 per parameter, for small_cnn's parameter count"""
+    results = _precision(student)
+    counts = {name: results[name]["parameter_count"] for name in PRECISIONS}
+    assert all(c == SMALL_CNN_PARAMETERS for c in counts.values()), (
+        f"parameter_count should be small_cnn's for every precision (the dtype does not change it), got {counts}")
+    b64, b32, b16 = (results[name]["parameter_bytes"] for name in PRECISIONS)
+    assert b32 == 4 * SMALL_CNN_PARAMETERS, f"float32 parameters take 4 bytes each: got {b32} bytes"
+    assert 2 * b16 == b32, f"float16 parameters take half the bytes of float32 ones: got {b16} and {b32}"
+    assert b64 == 2 * b32, f"float64 parameters take twice the bytes of float32 ones: got {b64} and {b32}"
+
+
+@task("experiment_precision", weight=1)
+def test_mixed_run_scales(student):
+    """the mixed float16 run records one scale per update and starts by backing off from 2^16"""
+    results = _precision(student)
+    mixed = results["mixed float16"]
+    scales = np.asarray(mixed["scales"], dtype=float)
+    assert scales.shape == np.asarray(mixed["losses"]).shape, \
+        "mixed float16: record the scale after every update (as many scales as losses)"
+    assert np.all(np.isfinite(scales) & (scales > 0)), "mixed float16: the scales must be positive numbers"
+    assert scales[0] < 2.0 ** 16, ("mixed float16: a loss of about 2.3 times 2^16 overflows float16, so the first "
+                                   "step must be skipped and the scale backed off below 2^16")
+    skipped = mixed["skipped_steps"]
+    assert all(isinstance(s, int) and s >= 1 for s in skipped), (
+        f"mixed float16: every seed's run starts with an overflowing step, so skipped_steps >= 1; got {skipped}")
+
+
+@task("experiment_precision", weight=2)
+def test_stress_test_backs_off_and_grows(student):
+    """stress test from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
+    s = _stress(student)
+    updates = _variable(student, "STRESS_UPDATES")
+    assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
+        "stress_results should record init_scale 2**24 and growth_interval 10"
+    scales = np.asarray(s["scales"], dtype=float)
+    assert scales.shape == (updates,), f"stress_results['scales']: one scale per update ({updates}), got {scales.shape}"
+    assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
+        "a 2^24 scale overflows float16 at once: at least one step must be skipped"
+    assert scales[0] < 2.0 ** 24, "after the first (overflowing) step the scale must be below 2^24"
+    drops = np.flatnonzero(np.diff(np.concatenate([[2.0 ** 24], scales])) < 0)
+    rises = np.flatnonzero(np.diff(scales) > 0)
+    assert len(rises) and rises.max() + 1 > drops.min(), \
+        "after backing off, the scale must grow again once growth_interval finite steps have passed"
+    losses = np.asarray(s["losses"], dtype=float)
+    assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
+        "stress_results['losses']: one finite loss per update"
+
+
+@task("experiment_precision", weight=1)
+def test_stress_test_counts_its_skipped_steps(student):
+    """the stress test's skipped_steps is the number of times its scale backed off"""
+    s = _stress(student)
+    scales = np.asarray(s["scales"], dtype=float)
+    drops = int(np.sum(np.diff(np.concatenate([[float(s["init_scale"])], scales])) < 0))
+    assert s["skipped_steps"] == drops, (
+        f"stress_results['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times")
+
+
+@task("experiment_precision", weight=1)
+def test_precisions_learn_alike(student):
+    """every precision learns (accuracy well above chance); float64 and float32 runs coincide"""
+    results = _precision(student)
+    for name in PRECISIONS:
+        acc = np.asarray(results[name]["test_accuracy"], dtype=float)
+        assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
+            f"{name}: mean test accuracy {acc.mean():.2f}; after training it should be well above chance (0.1)")
+    l64 = np.asarray(results["float64"]["losses"], dtype=float)
+    l32 = np.asarray(results["float32"]["losses"], dtype=float)
+    assert l64.shape == l32.shape and np.allclose(l64, l32, rtol=1e-2, atol=1e-3), (
+        "float64 and float32 train the same model from the same seed on the same batches: their losses should "
+        "agree to well within 1%")
+    a16 = np.mean(results["mixed float16"]["test_accuracy"])
+    a32 = np.mean(results["float32"]["test_accuracy"])
+    assert abs(a16 - a32) < 0.15, (f"mixed float16's mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
+                                   f"is loss scaling skipping or corrupting updates?")
+
+
+# ---------------------------------------------------------------------------------------- loss_scaler
+def _replay(scales, init_scale, growth_interval):
+    """The overflow pattern a scale sequence implies (a drop = an overflow), replayed through the
+    reference LossScaler; returns (reference scales, reference skipped steps)."""
+    reference = LossScaler(init_scale=init_scale, growth_interval=growth_interval)
+    previous, out = init_scale, []
+    for scale in scales:
+        reference.update(not scale < previous)
+        out.append(reference.scale_value)
+        previous = scale
+    return np.array(out), reference.skipped_steps
+
+
+def _assert_replays(scales, init_scale, growth_interval, what):
+    expected, skipped = _replay(scales, init_scale, growth_interval)
+    wrong = np.flatnonzero(scales != expected)
+    if wrong.size:
+        i = int(wrong[0])
+        raise AssertionError(
+            f"{what}: after update {i + 1} the scale is {scales[i]:g}, but LossScaler's rules (back off x0.5 after "
+            f"an overflow, grow x2 after {growth_interval} finite steps in a row, counting from the last growth or "
+            f"overflow) give {expected[i]:g} for the same pattern of overflows")
+    return skipped
+
+
+@task("loss_scaler", weight=2)
+def test_stress_scales_follow_the_rules(student):
+    """the stress test's scale sequence (your update) follows the back-off / growth rules"""
+    s = _stress(student)
+    scales = np.asarray(s["scales"], dtype=float)
+    assert scales.ndim == 1 and scales.size > 0, "stress_results['scales'] is empty"
+    skipped = _assert_replays(scales, 2.0 ** 24, 10, "stress test (init 2^24, growth_interval 10)")
+    assert s["skipped_steps"] == skipped, (
+        f"stress test: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
+
+
+@task("loss_scaler", weight=1)
+def test_mixed_run_scales_follow_the_rules(student):
+    """the mixed float16 run's scale sequence (your update) follows the back-off / growth rules"""
+    results = _precision(student)
+    mixed = results["mixed float16"]
+    scales = np.asarray(mixed["scales"], dtype=float)
+    assert scales.ndim == 1 and scales.size > 0, "precision_results['mixed float16']['scales'] is empty"
+    init, growth = _variable(student, "MIXED_INIT_SCALE"), _variable(student, "MIXED_GROWTH")
+    skipped = _assert_replays(scales, float(init), int(growth),
+                              f"mixed float16 run, first seed (init {init:g}, growth_interval {growth})")
+    assert mixed["skipped_steps"][0] == skipped, (
+        f"mixed float16, first seed: skipped_steps is {mixed['skipped_steps'][0]}, but the scale backed off "
+        f"{skipped} times")
+
+
+def _float16(values):
+    with np.errstate(over="ignore"):
+        return np.array(values).astype(np.float16)
+
+
+def _run_scaler(student, settings, steps):
+    steps = [[np.asarray(g) for g in step] for step in steps]
+    return student.request("loss_scaler_run", settings, steps)
+
+
+def _reference_run(settings, flags):
+    scaler = LossScaler(**settings)
+    out = []
+    for finite in flags:
+        scaler.update(finite)
+        out.append((scaler.scale_value, scaler.good_steps, scaler.skipped_steps))
+    return out
+
+
+@needs_loss_scaler_run
+@task("loss_scaler", weight=1)
+def test_unscale_values(student, rng):
+    """unscale: every parameter's gradient, converted to float32, divided by the scale"""
+    grads = [(rng.standard_normal(shape) * 300).astype(np.float16) for shape in ((3,), (2, 4), (1, 2, 3))]
+    record = _run_scaler(student, {"init_scale": 256.0}, [grads])[0]
+    assert record["finite"] is True, "unscale: all gradients are finite here, finite must be True"
+    assert len(record["grads"]) == len(grads), f"unscale: one gradient per parameter ({len(grads)})"
+    for i, (got, g) in enumerate(zip(record["grads"], grads)):
+        expect_close(got, g.astype(np.float32) / 256.0, f"unscale: float16 gradient {i} of shape {g.shape} / 256",
+                     rtol=1e-6, atol=0, dtype="float32")
+
+
+@needs_loss_scaler_run
+@task("loss_scaler", weight=1)
+def test_unscale_converts_before_dividing(student):
+    """unscale divides in float32: small gradients divided by a large scale do not underflow"""
+    grads = [np.array([2.0 ** -8, -(2.0 ** -12), 3 * 2.0 ** -14], dtype=np.float16)]
+    record = _run_scaler(student, {"init_scale": 2.0 ** 22}, [grads])[0]
+    expect_close(record["grads"][0], grads[0].astype(np.float32) / 2.0 ** 22,
+                 "unscale of float16 gradients around 2^-10 by the scale 2^22 (in float16 the quotients would "
+                 "underflow to 0: convert first, then divide)", rtol=1e-6, atol=0, dtype="float32")
+
+
+@needs_loss_scaler_run
+@task("loss_scaler", weight=2)
+def test_unscale_detects_any_non_finite_gradient(student):
+    """unscale reports False as soon as any element of any gradient is inf or NaN"""
+    f16 = np.float16
+    cases = [
+        ("inf in the first of three parameters", [np.array([1, np.inf], f16), np.ones(3, f16), np.ones((2, 2), f16)]),
+        ("NaN in the middle parameter", [np.ones(2, f16), np.array([[0, np.nan]], f16), np.ones(1, f16)]),
+        ("-inf in the last parameter", [np.ones(2, f16), np.ones(2, f16), np.array([5, -np.inf, 1], f16)]),
+        ("an overflowed float16 gradient (70000 -> inf) among finite ones",
+         [_float16([70000.0, 1.0]), np.ones(4, f16)]),
+        ("float32 gradients with a NaN", [np.array([1.0, np.nan], np.float32)]),
+    ]
+    records = _run_scaler(student, {"init_scale": 4.0}, [grads for _, grads in cases])
+    for (what, _), record in zip(cases, records):
+        assert record["finite"] is False, f"unscale: {what}, but finite is {record['finite']}"
+    ok = _run_scaler(student, {"init_scale": 1.0}, [[np.array([65504.0, -65504.0], f16), np.zeros(3, f16)]])[0]
+    assert ok["finite"] is True, "unscale: 65504 and -65504 (float16's largest values) are finite"
+
+
+@needs_loss_scaler_run
+@task("loss_scaler", weight=2)
+def test_update_follows_a_long_sequence(student, rng):
+    """update: scale, good_steps and skipped_steps over a long sequence of finite and overflowing steps"""
+    flags = [True] * 7 + [False, False] + [True] * 4 + [False] + [True] * 9 + list(rng.random(15) < 0.75)
+    settings = {"init_scale": 64.0, "growth_interval": 3}
+    steps = [[np.array([1.0, -2.0], np.float16) if f else np.array([np.inf], np.float16)] for f in flags]
+    records = _run_scaler(student, settings, steps)
+    for i, (record, (scale, good, skipped)) in enumerate(zip(records, _reference_run(settings, flags)), start=1):
+        got = (record["scale"], record["good"], record["skipped"])
+        assert got == (scale, good, skipped), (
+            f"LossScaler(init_scale=64, growth_interval=3), step {i} ({'finite' if flags[i - 1] else 'overflow'}): "
+            f"(scale_value, good_steps, skipped_steps) = {got}, expected {(scale, good, skipped)}")
+
+
+@needs_loss_scaler_run
+@task("loss_scaler", weight=1)
+def test_update_custom_factors_and_floor(student):
+    """update: custom growth and back-off factors, and the scale never falls below min_scale"""
+    settings = {"init_scale": 100.0, "growth_factor": 3.0, "backoff_factor": 0.1, "growth_interval": 2,
+                "min_scale": 0.5}
+    flags = [True, True, True, False, False, False, False, True, True, True, True]
+    steps = [[np.array([0.5], np.float16) if f else np.array([np.nan], np.float16)] for f in flags]
+    records = _run_scaler(student, settings, steps)
+    for i, (record, (scale, good, skipped)) in enumerate(zip(records, _reference_run(settings, flags)), start=1):
+        got = (record["scale"], record["good"], record["skipped"])
+        assert np.isclose(got[0], scale, rtol=1e-12) and got[1:] == (good, skipped), (
+            f"LossScaler(init 100, growth x3, back-off x0.1, growth_interval 2, min_scale 0.5), step {i}: "
+            f"(scale_value, good_steps, skipped_steps) = {got}, expected {(scale, good, skipped)}")

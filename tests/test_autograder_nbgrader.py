@@ -1,0 +1,96 @@
+"""`nbgrader autograde` with the course's configuration grades with the hidden suites: scores land
+in the gradebook per task id, feedback names the checks without the hidden code, export works."""
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_tools.build import tool_env
+from course_tools.grading.suite import graded_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "01_forward_ops"
+
+
+def _nbgrader(course, *args):
+    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=tool_env(),
+                            capture_output=True, text=True, timeout=900)
+    return result
+
+
+@pytest.fixture(scope="module")
+def graded_course(tmp_path_factory):
+    course = tmp_path_factory.mktemp("course")
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
+    assert _nbgrader(course, "generate_assignment", ASSIGNMENT, "--force").returncode == 0
+    solution = nbformat.read(str(ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4)
+    blank = nbformat.read(str(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4)
+
+    wrong = nbformat.from_dict(json.loads(json.dumps(solution)))
+    for cell in wrong.cells:  # transpose that reverses every axis, like NumPy's .T
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "forward_transpose_code":
+            cell.source = cell.source.replace("return a.permute(self._permutation(a.ndim))",
+                                              "return a.permute(tuple(reversed(range(a.ndim))))")
+    hostile = nbformat.from_dict(json.loads(json.dumps(solution)))
+    hostile.cells.append(nbformat.v4.new_code_cell("import os\nos._exit(0)"))
+    trimmed = nbformat.from_dict(json.loads(json.dumps(solution)))  # graded cells deleted
+    trimmed.cells = [c for c in trimmed.cells
+                     if not (c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code")]
+    submissions = {"alice": solution, "bob": blank, "carol": wrong, "dave": hostile, "frank": trimmed}
+    for student, nb in submissions.items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        nbformat.write(nb, str(folder / f"{ASSIGNMENT}.ipynb"))
+    erin = course / "submitted" / "erin" / ASSIGNMENT
+    erin.mkdir(parents=True)
+    (erin / f"{ASSIGNMENT}.ipynb").write_text("{ not a notebook")
+    result = _nbgrader(course, "autograde", ASSIGNMENT, "--create")
+    return course, result
+
+
+def _scores(course, student):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, student)
+        return {g.name: (g.score, g.max_score) for nb in submission.notebooks for g in nb.grades}
+
+
+def test_autograde_scores_every_student_and_the_batch_survives_bad_ones(graded_course):
+    course, result = graded_course
+    points = graded_tasks(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    alice = _scores(course, "alice")
+    assert {t: alice[t] for t in points} == {t: (p, p) for t, p in points.items()}
+    assert all(score == 0 for score, _ in _scores(course, "bob").values())
+    carol = _scores(course, "carol")
+    assert carol["forward_transpose"][0] < carol["forward_transpose"][1]
+    assert all(carol[t] == (p, p) for t, p in points.items() if t not in ("forward_transpose", "forward_matmul"))
+    assert all(score == 0 for score, _ in _scores(course, "dave").values())
+    frank = _scores(course, "frank")  # deleted graded cells came back and were graded by task id
+    assert {t: frank[t] for t in points} == {t: (p, p) for t, p in points.items()}
+    assert "erin" in result.stderr or "erin" in result.stdout  # nbgrader reports the corrupt file
+
+
+def test_feedback_explains_checks_and_never_shows_hidden_code(graded_course):
+    course, _ = graded_course
+    result = _nbgrader(course, "generate_feedback", ASSIGNMENT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    html = (course / "feedback" / "carol" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    assert "Hidden checks for forward_transpose" in html and "\N{BALLOT X}" in html
+    hidden = [line.strip() for p in (ROOT / "autograder").rglob("*.py") for line in p.read_text().splitlines()
+              if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
+    assert not [line for line in hidden if line in html]
+
+
+def test_grades_export_to_csv(graded_course):
+    course, _ = graded_course
+    result = _nbgrader(course, "export", "--to", str(course / "grades.csv"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
+    assert float(rows["alice"]["score"]) > float(rows["carol"]["score"]) > float(rows["bob"]["score"]) == 0
