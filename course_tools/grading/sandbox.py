@@ -13,8 +13,12 @@ Both modes:
     the total memory, which stops fork bombs;
   - the grader kills the whole process group on a timeout.
 Fallback mode (no bubblewrap): resource limits and the cgroup only, and the worker runs as
-``nobody`` when the grader is root. It can then read files that are world-readable; keep the
-course's secrets out of reach with file permissions (chmod 700) when grading this way.
+``nobody`` when the grader is root and nobody can reach the interpreter (otherwise as the
+grader's user, with the cgroup capping its processes). It can then read files that are
+world-readable, and when it could not drop to nobody it can signal the grader's processes
+(the grading subprocess of that one submission dies; nbgrader's batch goes on). Keep the
+course's secrets out of reach with file permissions (chmod 700) when grading this way, and
+prefer installing bubblewrap.
 """
 from __future__ import annotations
 
@@ -38,6 +42,25 @@ class Limits:
     file_bytes: int = 64 * 1024 ** 2
     open_files: int = 256
     processes: int = 32
+
+
+def nobody_can_run_python() -> bool:
+    """Whether user nobody could start this interpreter and read course_tools: only then can
+    the fallback drop privileges. Every folder on the way needs o+x, the files o+r (o+x too
+    for the interpreter)."""
+    import stat
+
+    needs = {Path(os.path.realpath(sys.executable)): stat.S_IROTH | stat.S_IXOTH,
+             ROOT / "course_tools" / "grading" / "worker.py": stat.S_IROTH}
+    for target, file_bits in needs.items():
+        try:
+            if target.stat().st_mode & file_bits != file_bits:
+                return False
+            if any(not parent.stat().st_mode & stat.S_IXOTH for parent in target.parents):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def bubblewrap() -> str | None:

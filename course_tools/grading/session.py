@@ -138,7 +138,7 @@ class StudentSession:
         request_read, request_write = os.pipe()
         response_read, response_write = os.pipe()
         self.cgroup = sandbox.Cgroup(self.limits)
-        drop = os.geteuid() == 0 and not sandbox.bubblewrap()
+        drop = os.geteuid() == 0 and not sandbox.bubblewrap() and sandbox.nobody_can_run_python()
         self.process = subprocess.Popen(
             sandbox.worker_command(self.jobdir, request_read, response_write, self.course_root),
             pass_fds=(request_read, response_write), env=sandbox.worker_env(self.jobdir), cwd=self.jobdir,
