@@ -1,0 +1,438 @@
+#!/usr/bin/env python
+"""Benchmark course_lib's 2-D convolution (forward + backward) against PyTorch and SGEMM.
+
+One run measures, for each configuration:
+
+  course_lib  ``course_lib.ops.conv`` on NHWC float32 tensors, kernel (K, K, C_in, C_out),
+              then ``out.backward(out_grad)`` (input and kernel gradients)
+  torch       ``torch.nn.functional.conv2d`` forward + backward on the same data (NCHW)
+  SGEMM       NumPy float32 matmuls of the three im2col shapes that a conv's forward,
+              input-gradient and kernel-gradient need, and a square 2048 matmul: the ceiling
+              that an im2col convolution on NumPy can at best reach
+
+and prints time per forward+backward (median of --repeats after --warmup), the ratio
+course_lib / torch, GFLOP/s (forward+backward counted as 3 * 2*N*H_out*W_out*C_out*K*K*C_in),
+and course_lib's GFLOP/s as a percentage of the SGEMM ceiling. Before timing, course_lib's
+output and gradients are checked against torch, so a wrong conv cannot be timed silently.
+
+The script reads the BLAS environment (OPENBLAS_*, OMP_*, MKL_*...) and prints it; it never
+sets it. Run from the repository root:
+
+    .venv/bin/python benchmarks/bench_conv.py                 # N=32, 32x32, 32 -> 64, K=3
+    .venv/bin/python benchmarks/bench_conv.py --stride 2
+    .venv/bin/python benchmarks/bench_conv.py --all           # the preset list
+    .venv/bin/python benchmarks/bench_conv.py --profile       # + cProfile of course_lib
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import glob
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _import_course_lib():
+    """course_lib as a regular package: the one PYTHONPATH puts first, else this checkout's.
+
+    A stale editable install can resolve ``course_lib`` to a namespace package (no __file__,
+    its __init__ never run); then, as when it is not installed at all, fall back to the
+    checkout this script lives in.
+    """
+    try:
+        import course_lib
+    except ImportError:
+        course_lib = None
+    if course_lib is None or getattr(course_lib, "__file__", None) is None:
+        for name in [m for m in sys.modules if m == "course_lib" or m.startswith("course_lib.")]:
+            del sys.modules[name]
+        sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir)))
+        import course_lib
+    return course_lib
+
+
+course_lib = _import_course_lib()
+
+import torch
+import torch.nn.functional as F
+
+from course_lib import nd
+from course_lib.autograd import Tensor
+from course_lib.ops import conv
+
+# (name, N, H=W, C_in, C_out, K, stride, padding)
+PRESETS = [
+    ("default", 32, 32, 32, 64, 3, 1, 1),
+    ("stride2", 32, 32, 32, 64, 3, 2, 1),
+    ("k5", 32, 32, 32, 64, 5, 1, 2),
+    ("wide", 8, 16, 128, 128, 3, 1, 1),
+]
+
+ENV_PREFIXES = ("OPENBLAS_", "GOTO", "OMP_", "MKL_", "KMP_", "BLIS_", "NVPL_", "VECLIB_")
+
+
+# ---------------------------------------------------------------------- environment report
+def _openblas_runtime():
+    """(config, corename, threads) of the OpenBLAS that NumPy loaded, or None if not found."""
+    libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libdir, "*openblas*.so*"))):
+        try:
+            lib = ctypes.CDLL(path)  # already loaded by numpy: this returns the same handle
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas_", "64_"), ("scipy_openblas_", ""), ("openblas_", "")):
+            try:
+                get_config = getattr(lib, f"{prefix}get_config{suffix}")
+                get_corename = getattr(lib, f"{prefix}get_corename{suffix}")
+                get_threads = getattr(lib, f"{prefix}get_num_threads{suffix}")
+            except AttributeError:
+                continue
+            get_config.restype = ctypes.c_char_p
+            get_corename.restype = ctypes.c_char_p
+            get_threads.restype = ctypes.c_int
+            return get_config().decode(), get_corename().decode(), get_threads()
+    return None
+
+
+def environment_report() -> list[str]:
+    lines = [
+        f"python {platform.python_version()}  numpy {np.__version__}  torch {torch.__version__}",
+        f"course_lib from {os.path.dirname(course_lib.__file__)}",
+        f"cpu: {platform.processor() or platform.machine()}, os.cpu_count()={os.cpu_count()}, "
+        f"affinity={len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'}",
+    ]
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                "MKL_NUM_THREADS"):
+        lines.append(f"env {var}={os.environ.get(var, '<unset>')}")
+    others = sorted(k for k in os.environ if k.startswith(ENV_PREFIXES) and not k in (
+        "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS"))
+    for var in others:
+        lines.append(f"env {var}={os.environ[var]}")
+
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        lines.append(f"numpy BLAS (build): {blas.get('name')} {blas.get('version')}")
+    except Exception as exc:  # show_config's layout is not a stable API
+        lines.append(f"numpy BLAS (build): unknown ({exc!r})")
+    try:
+        from threadpoolctl import threadpool_info
+        for pool in threadpool_info():
+            lines.append(f"threadpoolctl: {pool.get('internal_api')} {pool.get('version')} "
+                         f"arch={pool.get('architecture')} threads={pool.get('num_threads')} "
+                         f"({os.path.basename(pool.get('filepath', ''))})")
+    except ImportError:
+        runtime = _openblas_runtime()
+        if runtime:
+            config, core, threads = runtime
+            lines.append(f"numpy OpenBLAS (runtime): core={core} threads={threads} [{config.strip()}]")
+        lines.append("threadpoolctl not installed: thread counts from OpenBLAS/torch directly")
+    lines.append(f"torch: intra-op threads={torch.get_num_threads()}, "
+                 f"inter-op={torch.get_num_interop_threads()}, mkldnn={torch.backends.mkldnn.is_available()}, "
+                 f"mkl={torch.backends.mkl.is_available()}, cpu capability={torch.backends.cpu.get_cpu_capability()}")
+    return lines
+
+
+# ---------------------------------------------------------------------- timing
+# After a parallel region, torch's OpenMP workers and OpenBLAS's threads keep spinning for a
+# while; on a machine with few cores that steals a core from whichever library runs next
+# (measured here: a NumPy matmul right after a torch conv ran 2x slower). So each library is
+# timed in its own phase, with a pause between phases, never interleaved.
+PHASE_PAUSE_S = 0.5
+
+
+def _cpu_sample():
+    """(busy jiffies of the whole machine incl. steal, this process's jiffies, time) or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        own = int(fields[11]) + int(fields[12])  # utime + stime, all threads
+    except (OSError, ValueError, IndexError):
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = v
+    return user + nice + system + irq + softirq, steal, own, time.perf_counter()
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class CpuMeter:
+    """CPU time that *other* processes (and the hypervisor: steal) used during a phase, in % of
+    one CPU, from /proc/stat; None where /proc is missing. A busy neighbour skews timings."""
+
+    def __enter__(self):
+        self.start = _cpu_sample()
+        self.foreign = self.steal = None
+        return self
+
+    def __exit__(self, *exc):
+        end = _cpu_sample()
+        if self.start and end:
+            wall = (end[3] - self.start[3]) * CLK_TCK
+            if wall > 0:
+                self.foreign = max(0.0, 100 * ((end[0] - self.start[0]) - (end[2] - self.start[2])) / wall)
+                self.steal = 100 * (end[1] - self.start[1]) / wall
+        return False
+
+
+def _disturbed(before, after) -> bool:
+    """True when other processes or steal took more than a quarter of one CPU (and more than
+    one clock tick) while a sample ran: that sample is retaken."""
+    if before is None or after is None:
+        return False
+    wall_ticks = (after[3] - before[3]) * CLK_TCK
+    foreign = (after[0] - before[0]) - (after[2] - before[2]) + (after[1] - before[1])
+    return foreign > max(1.0, 0.25 * wall_ticks)
+
+
+def median_time(fn, repeats: int, warmup: int) -> tuple[float, float, int]:
+    """(median, min, retaken) seconds of ``fn()`` over ``repeats`` runs after ``warmup`` untimed
+    runs. A run during which another process used the CPU is thrown away and retaken, up to
+    ``2 * repeats`` extra runs (then the disturbed runs are kept: see the phase report)."""
+    for _ in range(warmup):
+        fn()
+    times, disturbed = [], []
+    while len(times) < repeats:
+        before = _cpu_sample()
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        if _disturbed(before, _cpu_sample()) and len(disturbed) < 2 * repeats:
+            disturbed.append(elapsed)
+            continue
+        times.append(elapsed)
+    return statistics.median(times), min(times), len(disturbed)
+
+
+def conv_flops(n, h_out, w_out, c_in, c_out, k) -> int:
+    """Forward + backward: three matmuls of the forward's size."""
+    return 3 * 2 * n * h_out * w_out * c_out * k * k * c_in
+
+
+def sgemm_ceiling(n, h_out, w_out, h_in, w_in, c_in, c_out, k, repeats, warmup, rng):
+    """GFLOP/s of NumPy float32 matmul on the im2col shapes of forward, input-gradient and
+    kernel-gradient (equal FLOPs each; combined = total FLOPs / total time), and square 2048."""
+    shapes = {
+        # name: (M, K, N)
+        "fwd   (N*Ho*Wo, K*K*Cin) @ (K*K*Cin, Cout)": (n * h_out * w_out, k * k * c_in, c_out),
+        "dgrad (N*H*W, K*K*Cout) @ (K*K*Cout, Cin)": (n * h_in * w_in, k * k * c_out, c_in),
+        "wgrad (K*K*Cin, N*Ho*Wo) @ (N*Ho*Wo, Cout)": (k * k * c_in, n * h_out * w_out, c_out),
+    }
+    results = {}
+    total_flops = total_time = 0.0
+    for name, (m, kk, nn) in shapes.items():
+        a = rng.standard_normal((m, kk), dtype=np.float32)
+        b = rng.standard_normal((kk, nn), dtype=np.float32)
+        out = np.empty((m, nn), dtype=np.float32)
+        t, _, _ = median_time(lambda: np.matmul(a, b, out=out), repeats, warmup)
+        flops = 2 * m * kk * nn
+        results[name] = flops / t / 1e9
+        total_flops += flops
+        total_time += t
+    results["combined (the ceiling)"] = total_flops / total_time / 1e9
+    return results
+
+
+def square_sgemm(size, repeats, warmup, rng) -> float:
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    out = np.empty((size, size), dtype=np.float32)
+    t, _, _ = median_time(lambda: np.matmul(a, b, out=out), repeats, warmup)
+    return 2 * size ** 3 / t / 1e9
+
+
+# ---------------------------------------------------------------------- one configuration
+def run_config(name, n, hw, c_in, c_out, k, stride, padding, repeats, warmup, rng, tol):
+    h_out = (hw + 2 * padding - k) // stride + 1
+    x_nhwc = rng.standard_normal((n, hw, hw, c_in), dtype=np.float32)
+    w_kkio = (rng.standard_normal((k, k, c_in, c_out), dtype=np.float32) / np.sqrt(k * k * c_in)).astype(np.float32)
+    g_nhwc = rng.standard_normal((n, h_out, h_out, c_out), dtype=np.float32)
+
+    # course_lib: NDArrays built once; a Tensor over an NDArray does not copy it.
+    x_nd, w_nd, g_nd = nd.array(x_nhwc), nd.array(w_kkio), nd.array(g_nhwc)
+
+    def course_lib_step():
+        x = Tensor(x_nd, requires_grad=True)
+        w = Tensor(w_nd, requires_grad=True)
+        out = conv(x, w, stride=stride, padding=padding)
+        out.backward(Tensor(g_nd, requires_grad=False))
+        return out, x.grad, w.grad
+
+    # torch: the same numbers, NCHW and (C_out, C_in, K, K), contiguous.
+    x_t0 = torch.from_numpy(np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2)))
+    w_t0 = torch.from_numpy(np.ascontiguousarray(w_kkio.transpose(3, 2, 0, 1)))
+    g_t = torch.from_numpy(np.ascontiguousarray(g_nhwc.transpose(0, 3, 1, 2)))
+
+    def torch_step():
+        x = x_t0.detach().requires_grad_(True)
+        w = w_t0.detach().requires_grad_(True)
+        out = F.conv2d(x, w, stride=stride, padding=padding)
+        out.backward(g_t)
+        return out, x.grad, w.grad
+
+    # ---- correctness, once
+    out_c, gx_c, gw_c = course_lib_step()
+    out_t, gx_t, gw_t = torch_step()
+    checks = [
+        ("out", out_c.numpy(), out_t.detach().numpy().transpose(0, 2, 3, 1)),
+        ("grad_x", gx_c.numpy(), gx_t.numpy().transpose(0, 2, 3, 1)),
+        ("grad_w", gw_c.numpy(), gw_t.numpy().transpose(2, 3, 1, 0)),
+    ]
+    errors = []
+    for label, mine, ref in checks:
+        if mine.shape != ref.shape:
+            raise SystemExit(f"[{name}] {label}: course_lib shape {mine.shape} != torch shape {ref.shape}")
+        err = float(np.max(np.abs(mine.astype(np.float64) - ref.astype(np.float64))))
+        scale = float(np.max(np.abs(ref))) or 1.0
+        errors.append((label, err, err / scale))
+        if not err <= tol * scale:
+            raise SystemExit(f"[{name}] {label}: max abs error {err:.3g} exceeds {tol} x max|ref| "
+                             f"({scale:.3g}); refusing to time a wrong conv")
+    del out_c, gx_c, gw_c, out_t, gx_t, gw_t
+
+    # NumPy phases first, torch last, a pause before each (see PHASE_PAUSE_S).
+    noise = {}
+    time.sleep(PHASE_PAUSE_S)
+    with CpuMeter() as meter:
+        ceiling = sgemm_ceiling(n, h_out, h_out, hw, hw, c_in, c_out, k, repeats, warmup, rng)
+    noise["SGEMM"] = meter
+    time.sleep(PHASE_PAUSE_S)
+    with CpuMeter() as meter:
+        t_cl, t_cl_min, retaken_cl = median_time(course_lib_step, repeats, warmup)
+    noise["course_lib"] = meter
+    time.sleep(PHASE_PAUSE_S)
+    with CpuMeter() as meter:
+        t_th, t_th_min, retaken_th = median_time(torch_step, repeats, warmup)
+    noise["torch"] = meter
+    time.sleep(PHASE_PAUSE_S)
+    flops = conv_flops(n, h_out, h_out, c_in, c_out, k)
+    return dict(name=name, shape=(n, hw, c_in, c_out, k, stride, padding), h_out=h_out, flops=flops,
+                t_cl=t_cl, t_cl_min=t_cl_min, t_th=t_th, t_th_min=t_th_min, errors=errors,
+                ceiling=ceiling, noise=noise, retaken=(retaken_cl, retaken_th), step=course_lib_step)
+
+
+def print_results(results, square_gflops, repeats, warmup, target_ratio, target_pct):
+    print()
+    print(f"conv2d forward+backward, float32, median of {repeats} after {warmup} warm-up "
+          f"(min in brackets); GFLOP = 3 * 2*N*Ho*Wo*Cout*K*K*Cin")
+    head = (f"{'config':<8} {'N':>3} {'HxW':>5} {'Cin':>4} {'Cout':>4} {'K':>2} {'s':>2} {'p':>2} "
+            f"{'GFLOP':>6} | {'course_lib ms':>17} {'torch ms':>15} {'ratio':>6} | "
+            f"{'cl GF/s':>7} {'torch GF/s':>10} {'SGEMM GF/s':>10} {'cl % SGEMM':>10}")
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        n, hw, c_in, c_out, k, s, p = r["shape"]
+        ceil = r["ceiling"]["combined (the ceiling)"]
+        g_cl = r["flops"] / r["t_cl"] / 1e9
+        g_th = r["flops"] / r["t_th"] / 1e9
+        print(f"{r['name']:<8} {n:>3} {f'{hw}x{hw}':>5} {c_in:>4} {c_out:>4} {k:>2} {s:>2} {p:>2} "
+              f"{r['flops'] / 1e9:>6.2f} | {r['t_cl'] * 1e3:>8.2f} [{r['t_cl_min'] * 1e3:>6.2f}] "
+              f"{r['t_th'] * 1e3:>6.2f} [{r['t_th_min'] * 1e3:>6.2f}] {r['t_cl'] / r['t_th']:>6.2f} | "
+              f"{g_cl:>7.1f} {g_th:>10.1f} {ceil:>10.1f} {100 * g_cl / ceil:>9.1f}%")
+    print()
+    print(f"targets: course_lib <= {target_ratio:g} x torch's time, and >= {target_pct:g}% of the SGEMM ceiling")
+    for r in results:
+        ratio = r["t_cl"] / r["t_th"]
+        pct = 100 * r["flops"] / r["t_cl"] / 1e9 / r["ceiling"]["combined (the ceiling)"]
+        busy = any(m.foreign is not None and (m.foreign > 10 or m.steal > 10) for m in r["noise"].values())
+        print(f"  {r['name']:<8} ratio {ratio:.2f}: {'PASS' if ratio <= target_ratio else 'MISS'}; "
+              f"{pct:.0f}% of SGEMM: {'PASS' if pct >= target_pct else 'MISS'}"
+              + ("   (UNRELIABLE: other processes were using the CPU, see below)" if busy else ""))
+    print()
+    print("SGEMM ceiling (NumPy float32 matmul, GFLOP/s) per configuration:")
+    for r in results:
+        parts = "; ".join(f"{k_}: {v:.1f}" for k_, v in r["ceiling"].items())
+        print(f"  {r['name']:<8} {parts}")
+    print(f"  square 2048 x 2048 @ 2048 x 2048: {square_gflops:.1f} GFLOP/s")
+    print()
+    print("correctness vs torch (max abs error, and relative to max|torch|):")
+    for r in results:
+        parts = "; ".join(f"{label} {err:.2e} ({rel:.1e})" for label, err, rel in r["errors"])
+        print(f"  {r['name']:<8} {parts}")
+    print()
+    print("CPU used by other processes / stolen by the hypervisor during each phase (% of one CPU):")
+    noisy = False
+    for r in results:
+        parts = []
+        for phase, m in r["noise"].items():
+            if m.foreign is None:
+                parts.append(f"{phase} n/a")
+                continue
+            parts.append(f"{phase} {m.foreign:.0f}% / steal {m.steal:.0f}%")
+            noisy |= m.foreign > 10 or m.steal > 10
+        print(f"  {r['name']:<8} " + "; ".join(parts)
+              + f"; disturbed samples retaken: course_lib {r['retaken'][0]}, torch {r['retaken'][1]}")
+    if noisy:
+        print("  WARNING: something else was using the CPU while timing; the numbers above are skewed. "
+              "Rerun on an idle machine.")
+
+
+def profile(step, top: int):
+    import cProfile
+    import pstats
+
+    step()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(5):
+        step()
+    prof.disable()
+    print("\ncProfile of 5 course_lib forward+backward steps (sorted by tottime):")
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(top)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=32, help="batch size (default 32)")
+    parser.add_argument("--hw", type=int, default=32, help="input height = width (default 32)")
+    parser.add_argument("--cin", type=int, default=32, help="input channels (default 32)")
+    parser.add_argument("--cout", type=int, default=64, help="output channels (default 64)")
+    parser.add_argument("--k", type=int, default=3, help="kernel size K x K (default 3)")
+    parser.add_argument("--stride", type=int, default=1, help="stride (default 1)")
+    parser.add_argument("--padding", type=int, default=1, help="zero padding (default 1)")
+    parser.add_argument("--repeats", type=int, default=15, help="timed runs; the median is reported (default 15)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    parser.add_argument("--all", action="store_true",
+                        help="run the preset list: " + ", ".join(p[0] for p in PRESETS))
+    parser.add_argument("--tol", type=float, default=1e-4,
+                        help="max abs error allowed, relative to max|torch| (default 1e-4)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target-ratio", type=float, default=1.5,
+                        help="goal: course_lib time / torch time at most this (default 1.5)")
+    parser.add_argument("--target-sgemm", type=float, default=50.0,
+                        help="goal: course_lib GFLOP/s at least this %% of the SGEMM ceiling (default 50)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also cProfile course_lib's step for each configuration")
+    parser.add_argument("--profile-top", type=int, default=25)
+    args = parser.parse_args(argv)
+
+    print("\n".join(environment_report()))
+    rng = np.random.default_rng(args.seed)
+    configs = PRESETS if args.all else [
+        ("custom" if (args.n, args.hw, args.cin, args.cout, args.k, args.stride, args.padding)
+         != PRESETS[0][1:] else "default",
+         args.n, args.hw, args.cin, args.cout, args.k, args.stride, args.padding)]
+    results = []
+    for name, n, hw, c_in, c_out, k, s, p in configs:
+        print(f"running {name}: N={n} {hw}x{hw} Cin={c_in} Cout={c_out} K={k} stride={s} padding={p} ...",
+              flush=True)
+        results.append(run_config(name, n, hw, c_in, c_out, k, s, p, args.repeats, args.warmup, rng, args.tol))
+    time.sleep(PHASE_PAUSE_S)
+    square = square_sgemm(2048, max(3, args.repeats // 3), 1, rng)
+    print_results(results, square, args.repeats, args.warmup, args.target_ratio, args.target_sgemm)
+    if args.profile:
+        for r in results:
+            print(f"\n=== profile: {r['name']} ===")
+            profile(r["step"], args.profile_top)
+
+
+if __name__ == "__main__":
+    main()
