@@ -4,7 +4,7 @@ import zlib
 import numpy as np
 import pytest
 
-from course_tools.grading.suite import current_session
+from course_tools.grading.session import current_session
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,18 @@ from . import sandbox, values
 MAX_STARTS = 3
 
 
+# The session being graded. It lives here, not in suite.py, because `python -m
+# course_tools.grading.suite` runs suite.py as __main__, a second copy of that module.
+CURRENT: list["StudentSession"] = []
+
+
+def current_session() -> "StudentSession":
+    """The session being graded (autograder/conftest.py hands it to tests as ``student``)."""
+    if not CURRENT:
+        raise RuntimeError("hidden suites run through course_tools.grading.suite.run_suite")
+    return CURRENT[-1]
+
+
 class StudentError(Exception):
     """The student's code failed, or returned something that cannot be graded."""
 

@@ -32,7 +32,7 @@ import pytest
 from course_lib import tasks
 from course_lib.checks import assert_close
 
-from .session import StudentError, StudentSession
+from .session import CURRENT, StudentError, StudentSession
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "autograder"
@@ -62,16 +62,6 @@ def graded_tasks(release_notebook: Path) -> dict[str, float]:
         if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
             out[meta["grade_id"]] = float(meta["points"])
     return out
-
-
-_CURRENT: list[StudentSession] = []
-
-
-def current_session() -> StudentSession:
-    """The session being graded (autograder/conftest.py hands it to tests as ``student``)."""
-    if not _CURRENT:
-        raise RuntimeError("hidden suites run through course_tools.grading.suite.run_suite")
-    return _CURRENT[-1]
 
 
 class _Recorder:
@@ -115,14 +105,14 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     start = time.perf_counter()
     with StudentSession(assignment, notebook, release_notebook, course_root=course_root, **session_options) as session:
         plugin = _Recorder()
-        _CURRENT.append(session)
+        CURRENT.append(session)
         try:
             if suite.is_dir():
                 with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
                     pytest.main([str(suite), "-qq", "--tb=no", "-rN", "-p", "no:cacheprovider",
                                  "--import-mode=importlib", "-p", "no:warnings", "-o", "addopts="], plugins=[plugin])
         finally:
-            _CURRENT.pop()
+            CURRENT.pop()
         load_errors = session.loaded_cell_errors()
         fatal = session.fatal
         starts = session.starts
