@@ -93,7 +93,7 @@ class StudentSession:
         self.cell_timeout, self.call_timeout, self.load_timeout = cell_timeout, call_timeout, load_timeout
         self.limits = limits or sandbox.Limits()
         self.starts = 0
-        self.timeouts: dict[str, int] = {}  # scenario:target -> calls that ran out of time
+        self.timeouts: dict[str, int] = {}  # scenario:target -> calls that did not finish
         self.process = None
         self.load_report: list[dict] = []
         self.fatal: str | None = None
@@ -198,7 +198,8 @@ class StudentSession:
     def request(self, scenario: str, *args, timeout: float | None = None):
         key = f"{scenario}:{args[0] if args else ''}"
         if self.timeouts.get(key, 0) >= 2:
-            raise StudentError(f"skipped: earlier runs of {scenario} {args[0] if args else ''} ran out of time")
+            raise StudentError(f"skipped: earlier runs of {scenario} {args[0] if args else ''} did not finish "
+                               f"(out of time, or the process died)")
         if self.process is None:
             self._start()
         self._next_id += 1
