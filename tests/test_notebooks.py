@@ -164,7 +164,7 @@ def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
     order = list(tasks.ASSIGNMENTS)
     given = _given_lines()
     regions = library_regions()
-    hidden = [_significant_lines(p.read_text()) for p in (ROOT / "autograder").rglob("*.py")]
+    hidden = [_significant_lines(p.read_text()) - given for p in (ROOT / "autograder").rglob("*.py")]
     for assignment in BUILT:
         later = [t for a in order[order.index(assignment):] for t in tasks.LIBRARY_TASKS[a]]
         secrets = [_significant_lines(r.body) - given for t in later for r in regions[t]]

@@ -98,19 +98,22 @@ def worker_command(jobdir: Path, request_fd: int, response_fd: int, course_root:
     bwrap = bubblewrap()
     if not bwrap:
         return command
+    hidden = ("/tmp", "/root")
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
             "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
-            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--tmpfs", "/root"]
+            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    for folder in hidden:
+        args += ["--tmpfs", folder]
+    # The interpreter, the virtual environment and this repository may live below a hidden
+    # folder (a CI clone in /tmp, pyenv in /root): bind them back, read-only, before masking.
+    for keep in sorted({Path(sys.base_prefix), Path(sys.prefix), ROOT}):
+        if str(keep).startswith(tuple(f"{h}/" for h in hidden)):
+            args += ["--ro-bind", str(keep), str(keep)]
     for path in masked_paths(course_root):
         if path.is_dir():
             args += ["--tmpfs", str(path)]
         else:
             args += ["--ro-bind", "/dev/null", str(path)]
-    # /root is masked, but the interpreter and the job may live below it: bind them back.
-    for keep in {Path(sys.base_prefix), Path(sys.prefix), ROOT / "course_tools"}:
-        if str(keep).startswith("/root"):
-            args += ["--ro-bind", str(keep), str(keep)]
     args += ["--bind", str(jobdir), str(jobdir), "--chdir", str(jobdir)]
     return args + command
 
