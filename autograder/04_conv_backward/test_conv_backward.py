@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.suite import expect_close, expect_worked, task, worked_answer
 
 torch.set_num_threads(1)
 
@@ -335,35 +335,17 @@ def test_nn_conv_bias_gradient(student, rng, cfg):
 
 
 # ----------------------------------------------------------------------------- conv_worked_example
-def _worked_value(student, name, shape):
-    try:
-        value = student.variable(name)
-    except StudentError as err:
-        raise AssertionError(f"{name}: {err}") from None
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise AssertionError(f"{name} should be a NumPy array of numbers, got {type(value).__name__}") from None
-    if array.shape != shape:
-        raise AssertionError(f"{name} should have shape {shape}, got {array.shape}")
-    return array
-
-
-def _check_worked(array, expected, name):
-    wrong = ~np.isclose(array, expected, rtol=1e-9, atol=1e-9)
-    if wrong.any():
-        raise AssertionError(f"{name}: wrong values ({int(wrong.sum())} of {wrong.size} entries are not right); "
-                             f"redo the hand computation with the formulas of section 2")
+HAND_COMPUTATION = "redo the hand computation with the formulas of section 2"
 
 
 @task("conv_worked_example")
 def test_worked_example_kernel_gradient(student):
     """the worked example: dW of the 3 x 3 input with the 2 x 2 kernel"""
-    _check_worked(_worked_value(student, "dW", (2, 2)), np.array([[12.0, 16.0], [24.0, 28.0]]), "dW")
+    expect_worked(worked_answer(student, "dW", (2, 2)), np.array([[12.0, 16.0], [24.0, 28.0]]), "dW", HAND_COMPUTATION)
 
 
 @task("conv_worked_example")
 def test_worked_example_input_gradient(student):
     """the worked example: dA of the 3 x 3 input"""
-    _check_worked(_worked_value(student, "dA", (3, 3)), np.array([[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]),
-                  "dA")
+    expect_worked(worked_answer(student, "dA", (3, 3)), np.array([[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]),
+                  "dA", HAND_COMPUTATION)

@@ -12,8 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.suite import expect_close, expect_worked, task, worked_answer
 
 torch.set_num_threads(1)
 
@@ -239,35 +238,15 @@ def test_avgpool_backward_float32(student, rng):
 
 
 # ----------------------------------------------------------------------------- pooling_worked_example
-def _worked(student, name):
-    try:
-        value = student.variable(name)
-    except StudentError as err:
-        raise AssertionError(f"{name}: {err}") from None
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise AssertionError(f"{name} should be a (2, 2) array of numbers, got {type(value).__name__}") from None
-    if array.shape != (2, 2):
-        raise AssertionError(f"{name} should have the window's shape (2, 2), got {array.shape}")
-    return array
-
-
-def _check_worked(array, expected, name, hint):
-    wrong = ~np.isclose(array, expected, rtol=1e-9, atol=1e-9)
-    if wrong.any():
-        raise AssertionError(f"{name}: wrong values ({int(wrong.sum())} of 4 entries are not right); {hint}")
-
-
 @task("pooling_worked_example")
 def test_worked_example_max(student):
     """the worked example: the max-pooling gradient of the 2 x 2 window"""
-    _check_worked(_worked(student, "worked_grad_max"), np.array([[0.0, 6.0], [0.0, 0.0]]), "worked_grad_max",
+    expect_worked(worked_answer(student, "worked_grad_max", (2, 2)), np.array([[0.0, 6.0], [0.0, 0.0]]), "worked_grad_max",
                   "which element produced the output, and what do the others receive?")
 
 
 @task("pooling_worked_example")
 def test_worked_example_avg(student):
     """the worked example: the average-pooling gradient of the 2 x 2 window"""
-    _check_worked(_worked(student, "worked_grad_avg"), np.array([[1.5, 1.5], [1.5, 1.5]]), "worked_grad_avg",
+    expect_worked(worked_answer(student, "worked_grad_avg", (2, 2)), np.array([[1.5, 1.5], [1.5, 1.5]]), "worked_grad_avg",
                   "what is the derivative of the mean with respect to each element?")

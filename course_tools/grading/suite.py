@@ -32,6 +32,7 @@ import pytest
 from course_lib import tasks
 from course_lib.checks import assert_close
 
+from .sandbox import sandbox_kind
 from .session import CURRENT, StudentError, StudentSession
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +52,29 @@ def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-
     if dtype is not None and getattr(got, "dtype", None) != np.dtype(dtype):
         raise AssertionError(f"{what}: wrong dtype: got {getattr(got, 'dtype', type(got).__name__)}, expected {dtype}")
     assert_close(got, expected, what, rtol=rtol, atol=atol)
+
+
+def worked_answer(student, name: str, shape: tuple) -> np.ndarray:
+    """A numeric answer the notebook stored in ``name``, as a float64 array of ``shape``;
+    AssertionError (the student's message) if it is missing, not numeric or misshapen."""
+    try:
+        value = student.variable(name)
+    except StudentError as err:
+        raise AssertionError(f"{name}: {err}") from None
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise AssertionError(f"{name} should be an array of numbers, got {type(value).__name__}") from None
+    if array.shape != tuple(shape):
+        raise AssertionError(f"{name} should have shape {tuple(shape)}, got {array.shape}")
+    return array
+
+
+def expect_worked(array: np.ndarray, expected, name: str, hint: str) -> None:
+    """Compare a worked answer without revealing the expected numbers in the message."""
+    wrong = ~np.isclose(array, expected, rtol=1e-9, atol=1e-9)
+    if wrong.any():
+        raise AssertionError(f"{name}: wrong values ({int(wrong.sum())} of {wrong.size} entries are not right); {hint}")
 
 
 def graded_tasks(release_notebook: Path) -> dict[str, float]:
@@ -116,7 +140,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
         load_errors = session.loaded_cell_errors()
         fatal = session.fatal
         starts = session.starts
-    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": _sandbox_kind(),
+    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": sandbox_kind(),
               "seconds": round(time.perf_counter() - start, 2), "worker_starts": starts,
               "fatal": fatal, "cell_errors": load_errors, "tasks": {}}
     for task_id, max_points in points.items():
@@ -129,11 +153,6 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
                        "message": fatal or "no hidden checks ran for this task"}]
         result["tasks"][task_id] = {"points": max_points, "score": score, "checks": checks}
     return result
-
-
-def _sandbox_kind() -> str:
-    from .sandbox import sandbox_kind
-    return sandbox_kind()
 
 
 def feedback_text(task_id: str, graded: dict) -> str:

@@ -19,8 +19,6 @@ from __future__ import annotations
 import types
 from typing import Callable
 
-_ORIGINALS: dict[tuple[int, str], tuple[object, str, object]] = {}
-
 
 def implements(target, name: str) -> Callable:
     """Decorator: install the function as ``target.<name>``; returns it unchanged."""
@@ -32,16 +30,7 @@ def implements(target, name: str) -> Callable:
     def install(fn: Callable) -> Callable:
         if not callable(fn):
             raise TypeError(f"implements({target.__name__}, {name!r}) must decorate a function")
-        key = (id(target), name)
-        _ORIGINALS.setdefault(key, (target, name, target.__dict__.get(name, getattr(target, name))))
         setattr(target, name, fn)
         return fn
 
     return install
-
-
-def restore_all() -> None:
-    """Put back every attribute ``implements`` replaced (used by tests)."""
-    for target, name, original in _ORIGINALS.values():
-        setattr(target, name, original)
-    _ORIGINALS.clear()

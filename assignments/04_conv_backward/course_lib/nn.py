@@ -205,23 +205,22 @@ class Conv(Module):
         raise NotImplementedError("nn_conv: not implemented yet; you write it in assignment 04_conv_backward")
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
+    pool = None  # the NHWC op
+
+    def __init__(self, kernel_size: int, stride=None, padding: int = 0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x: Tensor) -> Tensor:
+        return nhwc_to_nchw(self.pool(nchw_to_nhwc(x), self.kernel_size, self.stride, self.padding))
+
+
+class MaxPool2d(_Pool2d):
     """x: (N, C, H, W) -> (N, C, H_out, W_out); ties go to the first maximum (row-major)."""
-
-    def __init__(self, kernel_size: int, stride=None, padding: int = 0):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-
-    def forward(self, x: Tensor) -> Tensor:
-        return nhwc_to_nchw(ops.max_pool2d(nchw_to_nhwc(x), self.kernel_size, self.stride, self.padding))
+    pool = staticmethod(ops.max_pool2d)
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_Pool2d):
     """x: (N, C, H, W) -> (N, C, H_out, W_out); padded zeros count in the average."""
-
-    def __init__(self, kernel_size: int, stride=None, padding: int = 0):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-
-    def forward(self, x: Tensor) -> Tensor:
-        return nhwc_to_nchw(ops.avg_pool2d(nchw_to_nhwc(x), self.kernel_size, self.stride, self.padding))
+    pool = staticmethod(ops.avg_pool2d)

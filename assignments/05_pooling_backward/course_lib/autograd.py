@@ -13,7 +13,6 @@ graph and can be differentiated again (``backward(create_graph=True)``).
 from __future__ import annotations
 
 import contextlib
-import numbers
 from typing import Iterable, Optional
 
 from . import nd
@@ -412,10 +411,3 @@ def sum_node_list(node_list: list[Value]) -> Value:
     for node in node_list[1:]:
         total = total + node
     return total
-
-
-def as_tensor_like(value, like: Tensor) -> Tensor:
-    """A constant tensor with ``like``'s dtype and device."""
-    if isinstance(value, numbers.Number):
-        return Tensor(nd.full(like.shape, value, dtype=like.dtype, device=like.device), requires_grad=False)
-    return Tensor(value, device=like.device, dtype=like.dtype, requires_grad=False)

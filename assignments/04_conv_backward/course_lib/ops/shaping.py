@@ -6,25 +6,15 @@ Assignment 01 writes their ``compute``; assignment 02 their ``gradient``.
 """
 from __future__ import annotations
 
-import numbers
 from typing import Optional
 
 from ..autograd import Tensor, TensorOp, TensorTuple, TensorTupleOp, make_tuple
-from ..nd import NDArray, batch_shape
+from ..nd import NDArray, _normalize_axes, batch_shape
 
 
 def _axes_tuple(axes, ndim: int) -> tuple[int, ...]:
     """``axes`` (None, an int or a tuple; negatives allowed) as sorted non-negative ints."""
-    if axes is None:
-        return tuple(range(ndim))
-    if isinstance(axes, numbers.Integral):
-        axes = (axes,)
-    out = []
-    for ax in axes:
-        if not -ndim <= ax < ndim:
-            raise ValueError(f"axis {ax} is out of range for a tensor with {ndim} dimensions")
-        out.append(ax % ndim)
-    return tuple(sorted(set(out)))
+    return tuple(sorted(_normalize_axes(axes, ndim)))
 
 
 class Reshape(TensorOp):

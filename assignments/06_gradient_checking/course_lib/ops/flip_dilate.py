@@ -17,11 +17,15 @@ from ..autograd import Tensor, TensorOp
 from ..nd import NDArray, _normalize_axes
 
 
+def _as_axes(axes) -> tuple:
+    return (axes,) if isinstance(axes, int) else tuple(axes)
+
+
 class Flip(TensorOp):
     """Reverse the order of elements along ``axes``."""
 
     def __init__(self, axes):
-        self.axes = tuple(axes) if not isinstance(axes, int) else (axes,)
+        self.axes = _as_axes(axes)
 
     def compute(self, a: NDArray) -> NDArray:
         return a.flip(self.axes)
@@ -44,7 +48,7 @@ class Dilate(TensorOp):
 
     def __init__(self, axes, dilation: int):
         _check_dilation(dilation)
-        self.axes = tuple(axes) if not isinstance(axes, int) else (axes,)
+        self.axes = _as_axes(axes)
         self.dilation = int(dilation)
 
     def compute(self, a: NDArray) -> NDArray:
@@ -69,7 +73,7 @@ class UnDilate(TensorOp):
 
     def __init__(self, axes, dilation: int):
         _check_dilation(dilation)
-        self.axes = tuple(axes) if not isinstance(axes, int) else (axes,)
+        self.axes = _as_axes(axes)
         self.dilation = int(dilation)
 
     def compute(self, a: NDArray) -> NDArray:
