@@ -11,9 +11,6 @@ own sanitizing (OverwriteCells, with add_missing_cells) has restored the graded 
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +18,8 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
+from .results import ResultStore, grading_key
+from .runner import grade_file
 from .suite import feedback_text
 
 
@@ -42,21 +41,21 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         return nb, resources
 
     def _grade(self, nb, assignment, notebook, course_root) -> dict:
+        course_root = self._course_root_of(course_root)
+        store = ResultStore(course_root)
+        key = grading_key(assignment, nb)
+        stored = store.get(assignment, key)
+        if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
+            return stored
         with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
             path = Path(scratch) / f"{notebook}.ipynb"
             nbformat.write(nb, str(path))
-            out = Path(scratch) / "result.json"
-            command = [sys.executable, "-m", "course_tools.grading.suite", assignment, str(path), "--json", str(out),
-                       "--course-root", str(self._course_root_of(course_root))]
-            try:
-                completed = subprocess.run(command, capture_output=True, text=True, timeout=self.timeout)
-                if completed.returncode == 0 and out.exists():
-                    return json.loads(out.read_text())
-                problem = (completed.stderr or completed.stdout)[-800:]
-            except subprocess.TimeoutExpired:
-                problem = f"grading took longer than {self.timeout} s"
-        self.log.error("hidden-suite grading of %s/%s failed: %s", assignment, notebook, problem)
-        return {"tasks": {}, "fatal": f"the grader could not grade this notebook ({problem.strip()[-300:]})"}
+            result = grade_file(assignment, path, course_root, self.timeout)
+        if result.get("tasks"):
+            store.put(assignment, key, result)
+        else:
+            self.log.error("hidden-suite grading of %s/%s failed: %s", assignment, notebook, result.get("fatal"))
+        return result
 
     @staticmethod
     def _course_root_of(path: Path) -> Path:

@@ -27,21 +27,39 @@ import resource
 import shutil
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 NOBODY = 65534
 
 
+def _setting(name: str, default: int, scale: int = 1) -> int:
+    """A limit from the environment (nbgrader_config.py sets these for the grading processes)."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(float(raw) * scale)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} must be a number") from None
+
+
 @dataclass
 class Limits:
-    memory_bytes: int = 2 * 1024 ** 3      # address space of the worker: past it, MemoryError
-    cgroup_memory_bytes: int = 3 * 1024 ** 3  # resident memory of all its processes: past it, killed
-    cpu_seconds: int = 300
+    """Per-submission limits. Defaults, or COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS,
+    COURSE_GRADER_PROCESSES in the environment."""
+    # address space of the worker: past it, MemoryError; the cgroup (all its processes) gets 1.5x
+    memory_bytes: int = field(default_factory=lambda: _setting("COURSE_GRADER_MEMORY_MB", 2 * 1024 ** 3, 1024 ** 2))
+    cgroup_memory_bytes: int = None
+    cpu_seconds: int = field(default_factory=lambda: _setting("COURSE_GRADER_CPU_SECONDS", 300))
     file_bytes: int = 64 * 1024 ** 2
     open_files: int = 256
-    processes: int = 32
+    processes: int = field(default_factory=lambda: _setting("COURSE_GRADER_PROCESSES", 32))
+
+    def __post_init__(self):
+        if self.cgroup_memory_bytes is None:
+            self.cgroup_memory_bytes = self.memory_bytes * 3 // 2
 
 
 def nobody_can_run_python() -> bool:
@@ -85,7 +103,7 @@ def masked_paths(course_root: Path | None) -> list[Path]:
     paths += _site_packages_dir("torch") + _site_packages_dir("functorch")
     if course_root is not None:
         paths += [course_root / name for name in ("submitted", "autograded", "feedback", "source", "gradebook.db",
-                                                  "autograder", "solutions", "release")]
+                                                  "autograder", "solutions", "release", ".hidden_suite_results")]
     return [p for p in paths if p.exists()]
 
 

@@ -1,0 +1,105 @@
+"""Grading a whole class at once: the hidden suites of many notebooks in parallel.
+
+    local:  N grading processes on this machine (`course grade ID --workers N`)
+    Dask:   tasks on an existing Dask cluster (`course grade ID --scheduler tcp://host:8786`);
+            each worker needs the same commit of the course installed (checked by fingerprint),
+            not the course folder: a notebook travels as text, its result comes back as JSON.
+
+Results land in the ResultStore, from which nbgrader's autograde (HiddenSuiteGrader) then
+takes them. Notebooks whose programs are identical (ten untouched blank releases, say) share
+a key and are graded once.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from .results import ResultStore, bundle_fingerprint, key_of_file
+from .runner import DEFAULT_TIMEOUT_S, grade_file, grade_text
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submitted notebook: submitted/<student>/<assignment>/<notebook>."""
+    student: str
+    assignment: str
+    notebook: Path
+
+
+@dataclass
+class FanoutReport:
+    graded: int = 0       # distinct programs graded now
+    reused: int = 0       # notebooks whose result was already stored
+    unreadable: int = 0   # not notebooks: left for nbgrader, where the student gets told why
+    failed: list = None   # (job, why) where the grading infrastructure failed (not the student)
+
+
+def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler: str | None = None,
+               timeout: int = DEFAULT_TIMEOUT_S, course_root: Path | None = None, progress: bool = True) -> FanoutReport:
+    """Grade every job whose result is not stored yet, ``workers`` at a time (or on Dask)."""
+    report = FanoutReport(failed=[])
+    todo: dict[str, Job] = {}
+    for job in jobs:
+        key = key_of_file(job.assignment, job.notebook)
+        if key is None:
+            report.unreadable += 1
+        elif store.get(job.assignment, key) is not None:
+            report.reused += 1
+        else:
+            todo.setdefault(key, job)
+    if not todo:
+        return report
+    bar = tqdm(total=len(todo), desc="hidden suites", unit="notebook", disable=not progress)
+    try:
+        if scheduler:
+            outcomes = _on_dask(todo, scheduler, timeout)
+        else:
+            outcomes = _locally(todo, max(1, workers), timeout, course_root)
+        for key, job, result, problem in outcomes:
+            bar.set_postfix_str(job.student)
+            bar.update(1)
+            if problem is None and result.get("tasks"):
+                store.put(job.assignment, key, result)
+                report.graded += 1
+            else:
+                report.failed.append((job, problem or result.get("fatal")))
+    finally:
+        bar.close()
+    return report
+
+
+def _locally(todo: dict[str, Job], workers: int, timeout: int, course_root: Path | None):
+    # Threads suffice: each grading is a subprocess (plus its sandboxed worker); threads only wait.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(grade_file, job.assignment, job.notebook, course_root, timeout): (key, job)
+                   for key, job in todo.items()}
+        for future in concurrent.futures.as_completed(futures):
+            key, job = futures[future]
+            yield key, job, future.result(), None
+
+
+def _on_dask(todo: dict[str, Job], scheduler: str, timeout: int):
+    try:
+        from distributed import Client, as_completed
+    except ImportError as err:
+        raise RuntimeError("grading on a Dask cluster needs `distributed`: pip install -e '.[dask]'") from err
+    fingerprint = bundle_fingerprint()
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as err:
+        raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler} ({err}): is it running?") from err
+    with client:
+        futures = {}
+        for key, job in todo.items():
+            future = client.submit(grade_text, job.assignment, job.notebook.name, job.notebook.read_text(),
+                                   fingerprint, timeout, key=f"grade-{job.assignment}-{key[:16]}", pure=False)
+            futures[future] = (key, job)
+        for future in as_completed(futures):
+            key, job = futures[future]
+            try:
+                yield key, job, future.result(), None
+            except Exception as err:  # noqa: BLE001 - a worker's failure is reported per notebook
+                yield key, job, {}, f"{type(err).__name__}: {err}"

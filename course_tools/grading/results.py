@@ -1,0 +1,102 @@
+"""Hidden-suite results stored by what was graded, so grading can happen before nbgrader asks.
+
+`course grade --workers N` (or a Dask cluster) runs the hidden suites of a whole class in
+parallel first; `nbgrader autograde` then asks HiddenSuiteGrader for each notebook, which finds
+the result here instead of grading again. A result is filed under a key made of everything
+the outcome depends on:
+
+    the assignment, the program the worker runs (session.program_cells: the submission's code
+    cells with locked cells taken from the release), the release notebook, and the grading
+    bundle (autograder/, course_lib/, course_tools/)
+
+so a result is only ever reused for exactly the code it graded, under exactly the same hidden
+suites: change a test, the reference library or the grader, and every key changes. A notebook
+whose key is not in the store is graded on the spot, as before.
+
+    <course>/.hidden_suite_results/<assignment>/<key>.json
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from .session import StudentError, program_cells, read_notebook
+
+ROOT = Path(__file__).resolve().parents[2]
+STORE_NAME = ".hidden_suite_results"
+_BUNDLE_PARTS = ("autograder", "course_lib", "course_tools")
+
+
+@functools.lru_cache(maxsize=None)
+def bundle_fingerprint(root: Path = ROOT) -> str:
+    """A hash of the grading bundle's sources: two machines grade alike only if these match."""
+    digest = hashlib.sha256()
+    for part in _BUNDLE_PARTS:
+        for path in sorted((root / part).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def release_notebook_of(assignment: str) -> Path:
+    return ROOT / "assignments" / assignment / f"{assignment}.ipynb"
+
+
+def grading_key(assignment: str, submitted: nbformat.NotebookNode, release_path: Path | None = None) -> str:
+    """The key of a submitted notebook (see the module docstring)."""
+    release_path = release_path or release_notebook_of(assignment)
+    release = nbformat.read(str(release_path), as_version=4)
+    program = program_cells(submitted, release)
+    payload = json.dumps({"assignment": assignment, "program": program, "bundle": bundle_fingerprint(),
+                          "release": hashlib.sha256(release_path.read_bytes()).hexdigest()}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def key_of_file(assignment: str, notebook: Path, release_path: Path | None = None) -> str | None:
+    """The key of the notebook at ``notebook``; None when it is not a readable notebook (such a file
+    is graded on the spot, where its problem becomes the student's feedback)."""
+    try:
+        return grading_key(assignment, read_notebook(Path(notebook)), release_path)
+    except StudentError:
+        return None
+
+
+class ResultStore:
+    """Results on disk, one JSON file per key; writes are atomic (rename), so parallel graders
+    and a reader never see half a file."""
+
+    def __init__(self, course_root: Path):
+        self.folder = Path(course_root) / STORE_NAME
+
+    def path(self, assignment: str, key: str) -> Path:
+        return self.folder / assignment / f"{key}.json"
+
+    def get(self, assignment: str, key: str | None) -> dict | None:
+        if key is None:
+            return None
+        path = self.path(assignment, key)
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put(self, assignment: str, key: str, result: dict) -> None:
+        path = self.path(assignment, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
+        with os.fdopen(handle, "w") as out:
+            json.dump(result, out)
+        os.replace(scratch, path)
+
+    def clear(self, assignment: str) -> int:
+        """Forget every stored result of ``assignment``; returns how many there were."""
+        folder = self.folder / assignment
+        files = list(folder.glob("*.json")) if folder.is_dir() else []
+        for path in files:
+            path.unlink()
+        return len(files)
