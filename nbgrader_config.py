@@ -28,6 +28,15 @@ from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader  # noqa: E402
 
 c.Autograde.autograde_preprocessors = [HiddenSuiteGrader, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-c.HiddenSuiteGrader.timeout = 900
+c.HiddenSuiteGrader.timeout = 900  # seconds one notebook's whole grading may take
+# What one submission's sandboxed worker may use (course_tools/grading/sandbox.py). These travel
+# as environment variables to the grading processes; on Dask workers set them in their environment.
+os.environ.setdefault("COURSE_GRADER_MEMORY_MB", "2048")   # address space; all its processes: 1.5x
+os.environ.setdefault("COURSE_GRADER_CPU_SECONDS", "300")
+os.environ.setdefault("COURSE_GRADER_PROCESSES", "32")
+# Late work: each started day late costs 10% of the notebook's score (course_tools/late_penalty.py).
+c.AssignLatePenalties.plugin_class = "course_tools.late_penalty.PercentPerDay"
+c.PercentPerDay.percent_per_day = 10
+c.PercentPerDay.max_percent = 100
 # A graded cell a student deleted comes back (and scores what the hidden suite says).
 c.OverwriteCells.add_missing_cells = True

@@ -1,0 +1,30 @@
+"""The course's late policy, as an nbgrader late-submission plugin.
+
+nbgrader ships two policies: no penalty, or zero for any lateness. Courses usually want
+something in between: here each started day late costs ``percent_per_day`` percent of the
+notebook's score, up to ``max_percent``. One second late is one started day.
+
+    c.AssignLatePenalties.plugin_class = "course_tools.late_penalty.PercentPerDay"
+    c.PercentPerDay.percent_per_day = 10      # in nbgrader_config.py
+"""
+from __future__ import annotations
+
+import math
+
+from nbgrader.plugins import LateSubmissionPlugin
+from traitlets import Float
+
+DAY_S = 24 * 3600
+
+
+class PercentPerDay(LateSubmissionPlugin):
+    percent_per_day = Float(10.0, help="Percent of the score lost per started day late").tag(config=True)
+    max_percent = Float(100.0, help="The most a late submission can lose, in percent of its score").tag(config=True)
+
+    def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
+        if total_seconds_late <= 0:
+            return None
+        days = math.ceil(total_seconds_late / DAY_S)
+        percent = min(self.max_percent, days * self.percent_per_day)
+        self.log.info("%s is %d started day(s) late: %g%% of %g points", student_id, days, percent, score)
+        return round(score * percent / 100.0, 4)
