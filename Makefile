@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench course clean
+.PHONY: venv demo test bench bench-grading course clean
 
 venv: $(STAMP)
 
@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# A simulated class end to end (build, release, submissions, grading, feedback); a few minutes.
 demo: venv
-	$(PY) -m course_lib.demo
+	$(VENV)/bin/course demo
 
 test: venv
 	$(PY) -m pytest -q
@@ -30,5 +31,8 @@ course: venv
 bench: venv
 	$(PY) benchmarks/bench_conv.py
 
+bench-grading: venv
+	$(PY) benchmarks/bench_grading.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache demo-course

@@ -1,0 +1,157 @@
+"""`course`: the course's one command-line tool (installed with the package).
+
+    instructor   course init | build | release | collect | grade | feedback | export | status
+    student      course fetch | submit | check
+    everyone     course demo
+
+`course <command> --help` explains each. Instructor commands act on a course folder (see
+course_tools/course_dir.py): --course DIR, $COURSE_DIR, the nearest folder upwards with an
+nbgrader_config.py, or this repository.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from course_lib import tasks
+
+from ..course_dir import CourseError, find_course
+from . import instructor, student
+
+EPILOG = "Assignments: " + ", ".join(tasks.ASSIGNMENTS)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="course", description="Build, release, grade and check the deep-learning systems course.",
+        epilog="Run `course <command> --help` for each command. " + EPILOG)
+    commands = parser.add_subparsers(dest="command", metavar="<command>")
+
+    def command(name: str, help_text: str, description: str | None = None, course_folder: bool = True):
+        sub = commands.add_parser(name, help=help_text, description=description or help_text, epilog=EPILOG)
+        if course_folder:
+            sub.add_argument("--course", metavar="DIR", default=None,
+                             help="the course folder (default: $COURSE_DIR, the nearest folder upwards with an "
+                                  "nbgrader_config.py, or this repository)")
+        return sub
+
+    sub = command("init", "make a course folder for a semester (nbgrader_config.py, gradebook, exchange)",
+                  course_folder=False)
+    sub.add_argument("directory", type=Path)
+    sub.add_argument("--course-id", required=True, help="nbgrader's course id, e.g. dlsys-2027")
+    sub.add_argument("--exchange", type=Path, default=None, help="nbgrader's exchange root (default /srv/nbgrader/exchange)")
+    sub.add_argument("--db-url", default=None, help="gradebook URL (default: SQLite in the folder); "
+                                                     "postgresql+psycopg2://user@host/db for several graders")
+
+    sub = command("build", "regenerate releases (assignments/), executed solutions (solutions/) and the "
+                           "student-facing course_lib from source/", course_folder=False)
+    sub.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+    sub.add_argument("--check", action="store_true", help="only report what is out of date (exit 1 if anything is)")
+    sub.add_argument("--no-solutions", action="store_true", help="build the releases only")
+
+    sub = command("release", "register an assignment in the gradebook and release it to the exchange")
+    sub.add_argument("assignment")
+    sub.add_argument("--due", default=None, help="due date, e.g. '2026-12-01 23:59 UTC' (late work loses 10%% "
+                                                 "per started day; see nbgrader_config.py)")
+
+    sub = command("collect", "collect submissions from the exchange into submitted/")
+    sub.add_argument("assignment")
+
+    sub = command("grade", "grade collected submissions with the hidden suites and record the scores in the "
+                           "gradebook (nbgrader autograde)")
+    sub.add_argument("assignment")
+    sub.add_argument("--student", action="append", default=None, help="only this student (repeatable)")
+    sub.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                     help="notebooks graded at once on this machine (default: the number of CPUs)")
+    sub.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="grade on a Dask cluster instead, e.g. tcp://10.0.0.5:8786 (workers need this "
+                          "course's same commit installed)")
+    sub.add_argument("--fresh", action="store_true", help="forget stored hidden-suite results and grade everything again")
+    sub.add_argument("--timeout", type=int, default=900, help="seconds one notebook's grading may take (default 900)")
+
+    sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
+    sub.add_argument("assignment")
+    sub.add_argument("--student", action="append", default=None, help="only this student")
+
+    sub = command("export", "export every grade to a CSV file (nbgrader export)")
+    sub.add_argument("--to", type=Path, default=Path("grades.csv"), help="the CSV file (default grades.csv)")
+
+    sub = command("status", "who submitted, who is graded, what needs manual grading")
+    sub.add_argument("assignment", nargs="?", default=None, help="one assignment in detail (default: an overview)")
+
+    for name, text in (("fetch", "fetch an assignment (or, with --feedback, its feedback) from the exchange"),
+                       ("submit", "submit your assignment folder to the exchange")):
+        sub = command(name, text, course_folder=False)
+        sub.add_argument("assignment")
+        if name == "fetch":
+            sub.add_argument("--feedback", action="store_true", help="fetch the feedback of a graded submission")
+        sub.add_argument("--path", type=Path, default=Path("."), help="the folder holding <assignment>/ (default .)")
+        sub.add_argument("--course-id", default=None, help="the course id (default: your nbgrader configuration)")
+        sub.add_argument("--exchange", type=Path, default=None, help="the exchange root (default: your nbgrader configuration)")
+        sub.add_argument("--student", default=None, help="your student id, where it is not your account name")
+
+    sub = command("check", "run a notebook's visible checks in a fresh kernel and report each task "
+                           "(exit status 1 if any fails)", course_folder=False)
+    sub.add_argument("notebook", type=Path)
+    sub.add_argument("--timeout", type=int, default=600, help="seconds one cell may take (default 600)")
+
+    sub = command("demo", "run a simulated class end to end: release, submissions (correct, wrong, hostile, "
+                          "late), grading, feedback, grade table", course_folder=False)
+    sub.add_argument("--dir", type=Path, default=None, help="where to put the demo course (default demo-course/)")
+    sub.add_argument("--assignment", default="04_conv_backward")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return _run(args)
+    except CourseError as err:
+        return instructor.fail(str(err))
+    except KeyboardInterrupt:
+        return instructor.fail("interrupted")
+
+
+def _run(args) -> int:
+    name = args.command
+    if name == "init":
+        return instructor.init(args.directory, args.course_id, args.exchange, args.db_url)
+    if name == "build":
+        return instructor.build(args.assignments, args.check, not args.no_solutions)
+    if name == "fetch":
+        return student.fetch(args.assignment, args.feedback, args.path, args.course_id, args.exchange, args.student)
+    if name == "submit":
+        return student.submit(args.assignment, args.path, args.course_id, args.exchange, args.student)
+    if name == "check":
+        return student.check(args.notebook, args.timeout)
+    if name == "demo":
+        from ..demo_class import run_demo
+
+        return run_demo(args.dir, args.assignment)
+    course = find_course(args.course)
+    if name == "release":
+        return instructor.release(course, args.assignment, args.due)
+    if name == "collect":
+        return instructor.collect(course, args.assignment)
+    if name == "grade":
+        if args.workers < 1:
+            raise CourseError("--workers must be at least 1")
+        return instructor.grade(course, args.assignment, args.student, args.workers, args.scheduler, args.fresh,
+                                args.timeout)
+    if name == "feedback":
+        return instructor.feedback(course, args.assignment, args.student)
+    if name == "export":
+        return instructor.export(course, args.to)
+    if name == "status":
+        return instructor.status(course, args.assignment)
+    raise AssertionError(name)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,6 @@
+"""python -m course_tools.cli"""
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,310 @@
+"""Instructor commands: init, build, release, collect, grade, feedback, export, status.
+
+Each wraps nbgrader's own step (so formgrader, the gradebook and nbgrader's exchange work as
+instructors know them) and adds what nbgrader leaves out: the hidden suites graded in
+parallel, a summary table, and errors that say what to do next.
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from tqdm.auto import tqdm
+
+from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, init_course
+from ..grading.fanout import Job, grade_jobs
+from ..grading.results import ResultStore, release_notebook_of
+from .table import format_table, points
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+# ---------------------------------------------------------------------------------- init / build
+def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | None) -> int:
+    course = init_course(directory, course_id, exchange, db_url)
+    _say(f"course folder {course.root} (course id {course.course_id}, exchange {course.exchange}, "
+         f"gradebook {course.db_url})")
+    _say(f"next: cd {course.root} && course release 01_forward_ops --due '2026-12-01 23:59 UTC'")
+    return 0
+
+
+def build(assignments: list[str], check: bool, solutions: bool) -> int:
+    from .. import build as builder
+
+    for assignment in assignments:
+        check_assignment(assignment)
+    args = [*assignments] + (["--check"] if check else []) + ([] if solutions else ["--no-solutions"])
+    return builder.main(args)
+
+
+# ---------------------------------------------------------------------------------- release
+def _cells(path: Path) -> list:
+    nb = nbformat.read(str(path), as_version=4)
+    return [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in nb.cells]
+
+
+def _register(course: Course, assignment: str) -> None:
+    """Write the assignment's notebooks and cells into the gradebook (nbgrader's generate_assignment,
+    into a scratch folder) and make sure the release students get is exactly that."""
+    with tempfile.TemporaryDirectory(prefix="course-register-") as scratch:
+        course.nbgrader_or_fail("generate_assignment", assignment, "--force",
+                                f"--CourseDirectory.release_directory={scratch}",
+                                what=f"registering {assignment} in the gradebook")
+        for fresh in sorted((Path(scratch) / assignment).glob("*.ipynb")):
+            released = release_notebook_of(assignment).parent / fresh.name
+            if not released.exists() or _cells(fresh) != _cells(released):
+                raise CourseError(f"assignments/{assignment}/{fresh.name} is older than source/{assignment}: "
+                                  f"run `course build {assignment}` first")
+
+
+def parse_due(text: str) -> datetime.datetime:
+    from nbgrader.utils import parse_utc
+
+    try:
+        return parse_utc(text)
+    except (ValueError, OverflowError) as err:
+        raise CourseError(f"cannot read the due date {text!r} ({err}); write it like '2026-12-01 23:59 UTC'") from None
+
+
+def release(course: Course, assignment: str, due: str | None) -> int:
+    check_assignment(assignment)
+    ensure_exchange(course.exchange)
+    _say(f"registering {assignment} in the gradebook ...")
+    _register(course, assignment)
+    if due is not None:
+        with course.gradebook() as gradebook:
+            gradebook.update_or_create_assignment(assignment, duedate=parse_due(due))
+    course.nbgrader_or_fail("release_assignment", assignment, "--force", what=f"releasing {assignment}")
+    with course.gradebook() as gradebook:
+        duedate = gradebook.find_assignment(assignment).duedate
+    when = f"due {duedate:%Y-%m-%d %H:%M} UTC" if duedate else f"no due date: course release {assignment} --due ..."
+    _say(f"released {assignment} to {course.exchange}/{course.course_id}/outbound/{assignment} ({when})")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- collect
+def collect(course: Course, assignment: str) -> int:
+    check_assignment(assignment)
+    course.nbgrader_or_fail("collect", assignment, "--update", what=f"collecting {assignment}")
+    students = course.submitted_students(assignment)
+    if not students:
+        _say(f"no submissions of {assignment} in {course.exchange}/{course.course_id}/inbound yet")
+        return 0
+    due = _duedate(course, assignment)
+    rows = []
+    for student in students:
+        stamp = _timestamp(course, student, assignment)
+        late = (stamp - due).total_seconds() if stamp and due else 0
+        rows.append([student, f"{stamp:%Y-%m-%d %H:%M:%S}" if stamp else "?", _late_text(late)])
+    _say(format_table(["student", "submitted (UTC)", "late"], rows))
+    _say(f"\n{len(students)} submission(s) of {assignment} in {course.folder('submitted')}; "
+         f"next: course grade {assignment}")
+    return 0
+
+
+def _duedate(course: Course, assignment: str):
+    from nbgrader.api import MissingEntry
+
+    try:
+        with course.gradebook() as gradebook:
+            return gradebook.find_assignment(assignment).duedate
+    except (MissingEntry, CourseError):
+        return None
+
+
+def _timestamp(course: Course, student: str, assignment: str):
+    from nbgrader.utils import parse_utc
+
+    path = course.folder("submitted") / student / assignment / "timestamp.txt"
+    try:
+        return parse_utc(path.read_text().strip()).replace(tzinfo=None)
+    except (OSError, ValueError):
+        return None
+
+
+def _late_text(seconds: float) -> str:
+    if seconds <= 0:
+        return ""
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min late" if seconds >= 60 else f"{seconds:.0f} s late"
+    hours = seconds / 3600
+    return f"{hours:.1f} h late" if hours < 48 else f"{hours / 24:.1f} days late"
+
+
+# ---------------------------------------------------------------------------------- grade
+def grade(course: Course, assignment: str, students: list[str] | None, workers: int, scheduler: str | None,
+          fresh: bool, timeout: int, progress: bool = True) -> int:
+    check_assignment(assignment)
+    course.gradebook()  # fails early, saying what to do, when nothing was released
+    collected = course.submitted_students(assignment)
+    if students:
+        missing = sorted(set(students) - set(collected))
+        if missing:
+            raise CourseError(f"no collected submission of {assignment} from {', '.join(missing)} "
+                              f"(collected: {', '.join(collected) or 'none'}); run `course collect {assignment}`")
+        collected = [s for s in collected if s in students]
+    if not collected:
+        raise CourseError(f"no submissions of {assignment} in {course.folder('submitted')}: "
+                          f"run `course collect {assignment}` first")
+    store = ResultStore(course.root)
+    if fresh:
+        store.clear(assignment)
+    notebooks = [p.name for p in sorted(release_notebook_of(assignment).parent.glob("*.ipynb"))]
+    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
+            for student in collected for name in notebooks
+            if (course.folder("submitted") / student / assignment / name).exists()]
+    where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
+    _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
+    try:
+        fanout = grade_jobs(jobs, store, workers=workers, scheduler=scheduler, timeout=timeout,
+                            course_root=course.root, progress=progress)
+    except RuntimeError as err:  # no Dask, or its scheduler cannot be reached
+        raise CourseError(str(err)) from None
+    for job, why in fanout.failed:
+        _say(f"  could not grade {job.student}/{job.notebook.name} ahead of time ({why}); nbgrader will retry")
+
+    api = course.api()
+    problems = {}
+    for student in tqdm(collected, desc="gradebook", unit="student", disable=not progress):
+        outcome = api.autograde(assignment, student, force=True, create=True)
+        if not outcome.get("success"):
+            problems[student] = _autograde_problem(outcome)
+    _say(grade_table(course, assignment, collected, problems))
+    _say(f"\n{fanout.graded} notebook(s) graded now, {fanout.reused} reused from earlier gradings "
+         f"(same code, same hidden suites). Next: course feedback {assignment}")
+    if problems:
+        _say(f"{len(problems)} submission(s) could not be graded: see the table; fix or ask the student, "
+             f"then run `course grade {assignment} --student <id>`")
+        return 1
+    return 0
+
+
+def _autograde_problem(outcome: dict) -> str:
+    text = (outcome.get("error") or "") + "\n" + (outcome.get("log") or "")
+    lines = [line.strip() for line in text.splitlines() if "ERROR" in line or "Error" in line]
+    return (lines[-1] if lines else "nbgrader autograde failed")[:160]
+
+
+def grade_rows(course: Course, assignment: str, students: list[str]) -> list[dict]:
+    """One row per student from the gradebook: score, penalty, final, manual grading."""
+    from nbgrader.api import MissingEntry
+
+    rows = []
+    with course.gradebook() as gradebook:
+        for student in students:
+            try:
+                sub = gradebook.find_submission(assignment, student)
+            except MissingEntry:
+                rows.append({"student": student, "score": None, "max_score": None, "penalty": 0.0, "final": None,
+                             "late_seconds": 0.0, "manual": False})
+                continue
+            penalty = sub.late_submission_penalty or 0.0
+            rows.append({"student": student, "score": sub.score, "max_score": sub.max_score, "penalty": penalty,
+                         "final": sub.score - penalty, "late_seconds": sub.total_seconds_late,
+                         "manual": bool(sub.needs_manual_grade)})
+    return rows
+
+
+def grade_table(course: Course, assignment: str, students: list[str], problems: dict | None = None) -> str:
+    problems = problems or {}
+    table = []
+    for row in grade_rows(course, assignment, students):
+        note = problems.get(row["student"], "")
+        if row["manual"] and not note:
+            note = "written answers to grade (formgrader)"
+        table.append([row["student"], points(row["score"], row["max_score"]),
+                      f"-{row['penalty']:g}" if row["penalty"] else "", _late_text(row["late_seconds"]),
+                      points(row["final"], row["max_score"]), note])
+    return format_table(["student", "autograded", "penalty", "late", "final", "note"], table, right={1, 2, 4})
+
+
+# ---------------------------------------------------------------------------------- feedback
+def feedback(course: Course, assignment: str, students: list[str] | None) -> int:
+    check_assignment(assignment)
+    selection = [f"--student={s}" for s in students] if students and len(students) == 1 else []
+    course.nbgrader_or_fail("generate_feedback", assignment, "--force", *selection,
+                            what=f"generating feedback for {assignment}")
+    course.nbgrader_or_fail("release_feedback", assignment, *selection, what=f"releasing feedback of {assignment}")
+    pages = sorted(course.folder("feedback").glob(f"*/{assignment}/*.html"))
+    if students:
+        pages = [p for p in pages if p.parts[-3] in students]
+    _say(f"feedback for {len(pages)} notebook(s) in {course.folder('feedback')}/<student>/{assignment}/, "
+         f"released to the exchange: students run `course fetch {assignment} --feedback`")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- export
+def export(course: Course, to: Path) -> int:
+    course.gradebook()
+    to = Path(to).resolve()
+    course.nbgrader_or_fail("export", f"--to={to}", what="exporting grades")
+    with open(to, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    table = [[r["assignment"], r["student_id"], r["score"], r["max_score"], r.get("late_submission_penalty", "")]
+             for r in rows]
+    _say(format_table(["assignment", "student", "score", "max", "late penalty"], table, right={2, 3, 4}))
+    _say(f"\n{len(rows)} row(s) written to {to}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------- status
+def _uncollected(course: Course, assignment: str, collected: set[str]) -> list[str]:
+    inbound = course.exchange / course.course_id / "inbound"
+    try:
+        names = [p.name.split("+") for p in inbound.iterdir()]
+    except OSError:
+        return []
+    return sorted({n[0] for n in names if len(n) >= 3 and n[1] == assignment and n[0] not in collected})
+
+
+def status(course: Course, assignment: str | None) -> int:
+    with course.gradebook() as gradebook:
+        known = {a.name: a.duedate for a in gradebook.assignments}
+        students = [s.id for s in gradebook.students]
+    if assignment is not None:
+        check_assignment(assignment)
+        if assignment not in known:
+            raise CourseError(f"{assignment} is not in the gradebook yet: run `course release {assignment}`")
+        return _status_of(course, assignment, known[assignment])
+    rows = []
+    for name, due in known.items():
+        collected = course.submitted_students(name)
+        graded = [r for r in grade_rows(course, name, collected) if r["score"] is not None]
+        finals = [r["final"] for r in graded]
+        released = (course.exchange / course.course_id / "outbound" / name).is_dir()
+        rows.append([name, "yes" if released else "no", f"{due:%Y-%m-%d %H:%M}" if due else "-",
+                     len(_uncollected(course, name, set(collected))), len(collected), len(graded),
+                     sum(r["manual"] for r in graded),
+                     f"{sum(finals) / len(finals):.1f}" if finals else "-"])
+    _say(format_table(["assignment", "released", "due (UTC)", "waiting", "collected", "graded", "manual",
+                       "mean"], rows, right={3, 4, 5, 6, 7}))
+    _say(f"\n{len(students)} student(s) in the gradebook. 'waiting': submitted but not collected "
+         f"(course collect <id>); 'manual': written answers to grade in formgrader.")
+    return 0
+
+
+def _status_of(course: Course, assignment: str, due) -> int:
+    collected = course.submitted_students(assignment)
+    waiting = _uncollected(course, assignment, set(collected))
+    rows = []
+    for row in grade_rows(course, assignment, collected):
+        has_feedback = any((course.folder("feedback") / row["student"] / assignment).glob("*.html"))
+        state = "not graded" if row["score"] is None else ("manual grading" if row["manual"] else "graded")
+        rows.append([row["student"], state, points(row["final"], row["max_score"]), _late_text(row["late_seconds"]),
+                     "yes" if has_feedback else ""])
+    rows += [[student, "submitted, not collected", "-", "", ""] for student in waiting]
+    _say(f"{assignment}: due {due:%Y-%m-%d %H:%M} UTC" if due else f"{assignment}: no due date")
+    _say(format_table(["student", "state", "final", "late", "feedback"], rows, right={2}) if rows
+         else "no submissions yet")
+    return 0
+
+
+def fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2

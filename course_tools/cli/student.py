@@ -1,0 +1,82 @@
+"""Student and self-paced commands: fetch, submit (nbgrader's exchange) and check (offline).
+
+On a JupyterHub the course id and exchange usually come from the hub's nbgrader configuration
+(/etc/jupyter/nbgrader_config.py); --course-id and --exchange override it, and --student
+names the student where the account name is not the student id (shared accounts, tests).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ..build import tool_env
+from ..check import CheckError, check_notebook, format_report
+from ..course_dir import CourseError, check_assignment
+
+
+def _exchange_args(course_id: str | None, exchange: Path | None, student: str | None) -> list[str]:
+    args = []
+    if course_id:
+        args.append(f"--CourseDirectory.course_id={course_id}")
+    if exchange:
+        args.append(f"--Exchange.root={Path(exchange).resolve()}")
+    if student:
+        args.append(f"--student={student}")
+    return args
+
+
+def _nbgrader(step: str, assignment: str, where: Path, extra: list[str], what: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "nbgrader", step, assignment, *extra], cwd=where,
+                            env=tool_env(), capture_output=True, text=True, timeout=600)
+    log = result.stdout + result.stderr
+    if result.returncode != 0:
+        reasons = [line for line in log.splitlines() if "ERROR" in line or "CRITICAL" in line] or log.splitlines()[-5:]
+        hint = ""
+        if "does not exist" in log or "No such" in log or "not released" in log.lower():
+            hint = "\nIs the course id right (--course-id), and has the instructor released it?"
+        raise CourseError(f"{what} failed:\n" + "\n".join(reasons[-6:]) + hint)
+    return log
+
+
+def fetch(assignment: str, feedback: bool, where: Path, course_id, exchange, student) -> int:
+    check_assignment(assignment)
+    where = Path(where).resolve()
+    extra = _exchange_args(course_id, exchange, student)
+    if feedback:
+        _nbgrader("fetch_feedback", assignment, where, extra, f"fetching feedback of {assignment}")
+        pages = sorted((where / assignment / "feedback").glob("*/*.html"))
+        if not pages:
+            print(f"no feedback for {assignment} yet (it appears once your instructor releases it)")
+            return 1
+        print(f"feedback of {assignment}: {pages[-1]}")
+        return 0
+    if (where / assignment).exists():
+        raise CourseError(f"{where / assignment} exists already; nbgrader will not overwrite your work. "
+                          f"Rename it if you want a fresh copy.")
+    _nbgrader("fetch_assignment", assignment, where, extra, f"fetching {assignment}")
+    print(f"fetched {assignment} into {where / assignment}; open {assignment}.ipynb there, and run "
+          f"`course check {where / assignment / (assignment + '.ipynb')}` before you submit")
+    return 0
+
+
+def submit(assignment: str, where: Path, course_id, exchange, student) -> int:
+    check_assignment(assignment)
+    where = Path(where).resolve()
+    if not (where / assignment).is_dir():
+        raise CourseError(f"no folder {where / assignment} to submit: run this where you fetched the assignment "
+                          f"(or pass --path)")
+    log = _nbgrader("submit", assignment, where, _exchange_args(course_id, exchange, student),
+                    f"submitting {assignment}")
+    stamp = next((line.split("Submitted as:")[1].strip() for line in log.splitlines() if "Submitted as:" in line), "")
+    print(f"submitted {assignment} ({stamp}). You may submit again before the deadline: the last one counts.")
+    return 0
+
+
+def check(notebook: Path, timeout: int, progress: bool = True) -> int:
+    try:
+        report = check_notebook(Path(notebook), timeout=timeout, progress=progress)
+    except CheckError as err:
+        raise CourseError(str(err)) from None
+    print(format_report(report))
+    return 0 if report.passed else 1

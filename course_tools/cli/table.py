@@ -1,0 +1,21 @@
+"""Plain-text tables for the terminal (no dependency: students' terminals vary)."""
+from __future__ import annotations
+
+
+def format_table(headers: list[str], rows: list[list], right: set[int] | None = None) -> str:
+    """Columns padded to their widest cell; column indexes in ``right`` are right-aligned (numbers)."""
+    right = right or set()
+    cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+
+    def line(row):
+        return "  ".join(v.rjust(w) if i in right else v.ljust(w) for i, (v, w) in enumerate(zip(row, widths))).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(cells[0]), rule, *(line(row) for row in cells[1:])])
+
+
+def points(score: float | None, max_score: float | None) -> str:
+    if score is None:
+        return "-"
+    return f"{score:g} / {max_score:g}"

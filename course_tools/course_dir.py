@@ -1,0 +1,178 @@
+"""An nbgrader course folder, as the `course` command sees it.
+
+A course folder holds nbgrader_config.py, the gradebook (SQLite by default) and nbgrader's
+working folders (submitted/, autograded/, feedback/). It is either this repository itself
+(its nbgrader_config.py) or a folder made by `course init`, whose configuration loads the
+repository's grading set-up and takes the notebooks from the repository's source/ and
+assignments/, so a semester's submissions never mix with the course's sources.
+
+Which folder: --course DIR, else $COURSE_DIR, else the nearest folder from the working
+directory upwards that has an nbgrader_config.py, else this repository.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_lib import tasks
+
+from .build import tool_env
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = "nbgrader_config.py"
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+
+class CourseError(Exception):
+    """Something the user can fix; the message says how."""
+
+
+def check_assignment(assignment: str) -> str:
+    if assignment not in tasks.ASSIGNMENTS:
+        raise CourseError(f"unknown assignment {assignment!r}; the course has: {', '.join(tasks.ASSIGNMENTS)}")
+    return assignment
+
+
+INIT_TEMPLATE = '''"""nbgrader configuration of the course folder {root}, made by `course init`.
+
+Everything about grading (hidden suites, sandbox, late policy) comes from the course bundle's
+own nbgrader_config.py, loaded first; the lines after it are this course's. Edit them freely.
+"""
+c = get_config()  # noqa: F821
+load_subconfig(r"{bundle}/nbgrader_config.py")  # noqa: F821
+
+c.CourseDirectory.root = r"{root}"
+c.CourseDirectory.course_id = "{course_id}"
+# The notebooks come from the course bundle (source/ with solutions, assignments/ as released).
+c.CourseDirectory.source_directory = r"{bundle}/source"
+c.CourseDirectory.release_directory = r"{bundle}/assignments"
+# SQLite needs nothing running; for several graders at once use PostgreSQL, e.g.
+# "postgresql+psycopg2://nbgrader@dbhost/dlsys" (pip install psycopg2-binary).
+c.CourseDirectory.db_url = "{db_url}"
+c.Exchange.root = r"{exchange}"
+# Seconds the hidden suites may take per notebook, and the late policy (percent per started day).
+c.HiddenSuiteGrader.timeout = 900
+c.PercentPerDay.percent_per_day = 10
+'''
+
+
+@dataclass
+class Course:
+    root: Path
+
+    # ------------------------------------------------------------------ configuration
+    @property
+    def config(self):
+        from traitlets.config.loader import PyFileConfigLoader
+
+        if not hasattr(self, "_config"):
+            try:
+                self._config = PyFileConfigLoader(CONFIG, path=str(self.root)).load_config()
+            except Exception as err:  # noqa: BLE001 - nbgrader itself would ignore a broken file silently
+                raise CourseError(f"{self.root / CONFIG} cannot be loaded: {type(err).__name__}: {err}") from err
+        return self._config
+
+    def _setting(self, section: str, name: str, default):
+        value = self.config.get(section, {}).get(name)
+        return default if value is None or type(value).__name__ == "LazyConfigValue" else value
+
+    @property
+    def course_id(self) -> str:
+        return self._setting("CourseDirectory", "course_id", "")
+
+    @property
+    def exchange(self) -> Path:
+        return Path(self._setting("Exchange", "root", DEFAULT_EXCHANGE))
+
+    @property
+    def db_url(self) -> str:
+        return self._setting("CourseDirectory", "db_url", f"sqlite:///{self.root}/gradebook.db")
+
+    def folder(self, step: str) -> Path:
+        """nbgrader's submitted/, autograded/ or feedback/ folder of this course."""
+        return self.root / self._setting("CourseDirectory", f"{step}_directory", step)
+
+    # ------------------------------------------------------------------ nbgrader
+    def nbgrader(self, *args: str, timeout: int = 3600) -> subprocess.CompletedProcess:
+        """Run an nbgrader command in this course folder (its configuration applies)."""
+        return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=self.root, env=tool_env(),
+                              capture_output=True, text=True, timeout=timeout)
+
+    def nbgrader_or_fail(self, *args: str, what: str) -> str:
+        result = self.nbgrader(*args)
+        if result.returncode != 0:
+            raise CourseError(f"{what} failed:\n{_nbgrader_errors(result.stdout + result.stderr)}")
+        return result.stdout + result.stderr
+
+    def api(self):
+        """nbgrader's Python API on this course (what formgrader uses), for per-student steps."""
+        from nbgrader.apps.api import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+
+        warnings.filterwarnings("ignore", module=r"nbgrader\..*")  # SQLAlchemy noise from nbgrader's own queries
+        return NbGraderAPI(coursedir=CourseDirectory(config=self.config), config=self.config)
+
+    def gradebook(self, must_exist: bool = True):
+        from nbgrader.api import Gradebook
+
+        url = self.db_url
+        if must_exist and url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+            raise CourseError(f"no gradebook at {url[len('sqlite:///'):]}: release an assignment first "
+                              f"(course release <id>), or pass --course with the course folder")
+        warnings.filterwarnings("ignore", module=r"nbgrader\..*")
+        return Gradebook(url, course_id=self.course_id or "default_course")
+
+    def submitted_students(self, assignment: str) -> list[str]:
+        folder = self.folder("submitted")
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
+
+
+def _nbgrader_errors(log: str) -> str:
+    lines = [line for line in log.splitlines() if "ERROR" in line or "CRITICAL" in line or "Error" in line]
+    return "\n".join((lines or log.splitlines())[-15:])
+
+
+def find_course(explicit: str | Path | None = None) -> Course:
+    if explicit is None and os.environ.get("COURSE_DIR"):
+        explicit = os.environ["COURSE_DIR"]
+    if explicit is not None:
+        root = Path(explicit).expanduser().resolve()
+        if not (root / CONFIG).exists():
+            raise CourseError(f"{root} is not a course folder (no {CONFIG} there): make one with `course init {root}`")
+        return Course(root)
+    here = Path.cwd().resolve()
+    for folder in [here, *here.parents]:
+        if (folder / CONFIG).exists():
+            return Course(folder)
+    return Course(ROOT)
+
+
+def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url: str | None = None) -> Course:
+    """Make a course folder at ``root`` (see the module docstring) and the exchange if missing."""
+    root = Path(root).expanduser().resolve()
+    if (root / CONFIG).exists():
+        raise CourseError(f"{root / CONFIG} exists already: edit it, or choose another folder")
+    if not course_id or any(ch in course_id for ch in "+*/ "):
+        raise CourseError(f"course id {course_id!r} must be a non-empty word without '+', '*', '/' or spaces")
+    exchange = Path(exchange or DEFAULT_EXCHANGE).expanduser().resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / CONFIG).write_text(INIT_TEMPLATE.format(root=root, bundle=ROOT, course_id=course_id, exchange=exchange,
+                                                    db_url=db_url or f"sqlite:///{root}/gradebook.db"))
+    ensure_exchange(exchange)
+    return Course(root)
+
+
+def ensure_exchange(exchange: Path) -> None:
+    """nbgrader's exchange must exist and be writable by everyone (students drop submissions in it)."""
+    try:
+        exchange.mkdir(parents=True, exist_ok=True)
+        exchange.chmod(0o777)
+    except OSError as err:
+        raise CourseError(f"cannot create the exchange {exchange} ({err.strerror}); as an administrator run: "
+                          f"sudo mkdir -p {exchange} && sudo chmod ugo+rw {exchange}") from None

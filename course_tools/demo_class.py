@@ -1,0 +1,244 @@
+"""A simulated class, run through the whole course workflow: `make demo` / `course demo`.
+
+    instructor: build, init a course folder, release (with a due date)
+    students:   fetch, do the work (as the personas below), submit; one submits after the deadline
+    instructor: collect, grade (hidden suites in parallel), feedback, export, status
+    students:   fetch their feedback
+
+The personas' notebooks are made from the course's own files: the release with its solution
+cells filled in from source/ (a complete, correct submission), with edits for realistic
+mistakes, or with a hostile cell appended. The end-to-end test and the grading benchmark use
+the same notebooks.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .course_dir import ROOT, check_assignment, init_course
+
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+# Realistic mistakes, as (cell grade id -> [(old, new)]) edits on the filled-in release.
+MISTAKES = {
+    "01_forward_ops": {"forward_transpose_code": [  # reverses every axis, like NumPy's .T
+        ("return a.permute(self._permutation(a.ndim))", "return a.permute(tuple(reversed(range(a.ndim))))")]},
+    "04_conv_backward": {"conv_backward_code": [  # forgets to rotate the kernel by 180 degrees
+        ("b_rot = transpose(flip(b, (0, 1)), (2, 3))", "b_rot = transpose(b, (2, 3))")]},
+}
+# Which tasks each mistake must cost (what the hidden suites are calibrated to catch).
+MISTAKE_BREAKS = {"01_forward_ops": {"forward_transpose"}, "04_conv_backward": {"conv_backward"}}
+
+# A hostile student: tries to read the hidden tests and the gradebook, silences NumPy's
+# comparisons, and hands in a sabotaged negate (so the assignment's first task must lose points
+# while everything else keeps them; on assignments without Negate the patch changes nothing).
+HOSTILE_CELL = '''import glob, os, numpy as np
+for pattern in ("{root}/autograder/*/*.py", "{root}/solutions/*/*.ipynb", "{root}/source/*/*.ipynb"):
+    for path in glob.glob(pattern)[:3]:
+        try:
+            print("LEAKED", path, open(path, errors="replace").read()[:2000])
+        except OSError as err:
+            print("blocked:", path, err)
+np.allclose = lambda *args, **kwargs: True
+np.testing.assert_allclose = lambda *args, **kwargs: None
+from course_lib import ops
+from course_lib.student import implements
+@implements(ops.Negate, "compute")
+def compute(self, a):
+    return a
+'''
+
+
+def _strip_markers(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if line.strip() not in MARKERS)
+
+
+def filled_release(assignment: str) -> nbformat.NotebookNode:
+    """The student release with every solution cell answered as source/ answers it."""
+    check_assignment(assignment)
+    release = nbformat.read(str(ROOT / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+    source = nbformat.read(str(ROOT / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
+    answers = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in source.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    for cell in release.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and meta.get("grade_id") in answers:
+            cell.source = _strip_markers(answers[meta["grade_id"]].source)
+    return release
+
+
+def with_mistake(assignment: str) -> nbformat.NotebookNode:
+    nb = filled_release(assignment)
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    for grade_id, edits in MISTAKES[assignment].items():
+        for old, new in edits:
+            if cells[grade_id].source.count(old) != 1:
+                raise RuntimeError(f"the mistake for {grade_id} no longer matches its solution: update MISTAKES")
+            cells[grade_id].source = cells[grade_id].source.replace(old, new)
+    return nb
+
+
+def hostile(assignment: str) -> nbformat.NotebookNode:
+    nb = filled_release(assignment)
+    nb.cells.append(nbformat.v4.new_code_cell(HOSTILE_CELL.replace("{root}", str(ROOT))))
+    return nb
+
+
+def blank(assignment: str) -> nbformat.NotebookNode:
+    return nbformat.read(str(ROOT / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+
+
+@dataclass
+class Persona:
+    student: str
+    does: str
+    make: callable
+    late: bool = False
+
+
+PERSONAS = [
+    Persona("ada", "answers everything correctly", filled_release),
+    Persona("ben", "hands in the blank release", blank),
+    Persona("cleo", "makes a classic mistake", with_mistake),
+    Persona("dan", "tries to read the hidden tests and cheat the checks", hostile),
+    Persona("eve", "answers correctly, after the deadline", filled_release, late=True),
+]
+
+
+# ---------------------------------------------------------------------------------- the run
+@dataclass
+class DemoClass:
+    """Folders of one simulated class: the course, the exchange, and each student's home."""
+    base: Path
+    assignment: str
+    personas: list = field(default_factory=lambda: list(PERSONAS))
+
+    @property
+    def course_dir(self) -> Path:
+        return self.base / "course"
+
+    @property
+    def exchange(self) -> Path:
+        return self.base / "exchange"
+
+    def home(self, student: str) -> Path:
+        path = self.base / "students" / student
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def student_args(self, student: str) -> dict:
+        return dict(course_id="demo", exchange=self.exchange, student=student)
+
+    @contextlib.contextmanager
+    def account(self, student: str):
+        """Run as if logged in as ``student``: nbgrader keeps each account's submissions in a
+        cache under $HOME, and finds feedback through it, so simulated students need their
+        own homes (on a JupyterHub every student has one)."""
+        saved = os.environ.get("HOME")
+        os.environ["HOME"] = str(self.home(student))
+        try:
+            yield
+        finally:
+            if saved is None:
+                os.environ.pop("HOME", None)
+            else:
+                os.environ["HOME"] = saved
+
+    def fetch(self, student: str, feedback: bool = False) -> int:
+        from .cli import student as commands
+
+        with self.account(student):
+            return commands.fetch(self.assignment, feedback, self.home(student), **self.student_args(student))
+
+    def submit(self, persona: "Persona") -> int:
+        from .cli import student as commands
+
+        self.do_work(persona)
+        with self.account(persona.student):
+            return commands.submit(self.assignment, self.home(persona.student), **self.student_args(persona.student))
+
+    def do_work(self, persona: Persona) -> None:
+        """Overwrite the fetched notebook with the persona's work."""
+        path = self.home(persona.student) / self.assignment / f"{self.assignment}.ipynb"
+        nbformat.write(persona.make(self.assignment), str(path))
+
+
+def _step(text: str) -> None:
+    print(f"\n== {text}", flush=True)
+
+
+def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", workers: int = 2) -> int:
+    from . import build as builder
+    from .cli import instructor
+
+    check_assignment(assignment)
+    start = time.perf_counter()
+    base = Path(base or Path.cwd() / "demo-course").resolve()
+    if base.exists():
+        if not (base / ".course-demo").exists():
+            raise SystemExit(f"{base} exists and is not a demo folder; choose another with --dir")
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    (base / ".course-demo").write_text("made by `course demo`; safe to delete\n")
+    demo = DemoClass(base, assignment)
+
+    _step(f"instructor: build {assignment} from source/ and check it matches the committed release")
+    stale = builder.compare_builds([assignment], *_build_into(builder, assignment, base / "build"))
+    if stale:
+        print("  the committed build is out of date: " + ", ".join(stale) + " (run `course build`)")
+    else:
+        print(f"  assignments/{assignment} and solutions/{assignment} are up to date")
+
+    _step("instructor: make a course folder and release the assignment (due in a week)")
+    course = init_course(demo.course_dir, "demo", demo.exchange)
+    week = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=7)
+    instructor.release(course, assignment, week.strftime("%Y-%m-%d %H:%M:%S UTC"))
+
+    _step("students: fetch, work, submit")
+    on_time = [p for p in demo.personas if not p.late]
+    for persona in demo.personas:
+        demo.fetch(persona.student)
+    for persona in on_time:
+        print(f"  {persona.student} {persona.does}")
+        demo.submit(persona)
+
+    _step("the deadline passes (simulated: the instructor sets the due date to now); eve submits after it")
+    time.sleep(1.5)  # due dates have whole seconds: the last on-time submission must stay before it
+    instructor.release(course, assignment, datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    for persona in demo.personas:
+        if persona.late:
+            print(f"  {persona.student} {persona.does}")
+            demo.submit(persona)
+
+    _step("instructor: collect and grade")
+    instructor.collect(course, assignment)
+    instructor.grade(course, assignment, None, workers, None, fresh=False, timeout=900)
+
+    _step("instructor: feedback and export; students fetch their feedback")
+    instructor.feedback(course, assignment, None)
+    for persona in demo.personas:
+        demo.fetch(persona.student, feedback=True)
+    instructor.export(course, demo.course_dir / "grades.csv")
+    instructor.status(course, assignment)
+
+    _step(f"done in {time.perf_counter() - start:.0f} s. Look around:")
+    print(f"  feedback pages      {course.folder('feedback')}/<student>/{assignment}/{assignment}.html")
+    print(f"  as students got it  {base}/students/<student>/{assignment}/feedback/")
+    print(f"  grades              {demo.course_dir / 'grades.csv'}")
+    print(f"  solutions           {ROOT / 'solutions' / assignment / (assignment + '.ipynb')} "
+          f"(executed; this run's build: {base / 'build' / 'solutions'})")
+    print(f"  the course folder   {demo.course_dir} (cd there and try `course status`)")
+    return 0
+
+
+def _build_into(builder, assignment: str, folder: Path) -> tuple[Path, Path]:
+    release, solutions = folder / "assignments", folder / "solutions"
+    builder.build([assignment], release, solutions)
+    return release, solutions
