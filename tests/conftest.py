@@ -277,3 +277,40 @@ def check_second_order_against_torch(ours: Callable, theirs: Callable, arrays, d
         expected_grad = s_t if s_t is not None else torch.zeros(x.shape, dtype=getattr(torch, dtype))
         actual = x.grad if x.grad is not None else np.zeros(x.shape)
         assert_close(actual, expected_grad, dtype, what=f"second-order gradient of input {i}")
+
+
+# ---------------------------------------------------------------------------------- PostgreSQL
+# A real PostgreSQL server for the gradebook tests: one per session, a fresh database per test.
+# Skipped where the server binaries (or psycopg2) are missing, unless COURSE_REQUIRE_POSTGRES=1
+# (set by .ci/run once it has installed them): then a missing server is a failure, not a skip.
+import itertools  # noqa: E402
+import os  # noqa: E402
+
+from postgres_server import PostgresServer, find_postgres_bin  # noqa: E402
+
+_postgres_databases = itertools.count()
+
+
+def _postgres_unavailable(reason: str):
+    if os.environ.get("COURSE_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"{reason} (COURSE_REQUIRE_POSTGRES=1)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory):
+    """A running PostgresServer, shared by the session (stopped at its end)."""
+    if find_postgres_bin() is None:
+        _postgres_unavailable("PostgreSQL server binaries not found; apt-get install postgresql")
+    try:
+        import psycopg2  # noqa: F401  (the driver of the URLs below)
+    except ImportError:
+        _postgres_unavailable("psycopg2 is not installed; pip install psycopg2-binary")
+    with PostgresServer(tmp_path_factory.mktemp("postgres")) as server:
+        yield server
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """The SQLAlchemy URL (postgresql+psycopg2://...) of a new, empty database."""
+    return postgres_server.create_database(f"test_{next(_postgres_databases)}")

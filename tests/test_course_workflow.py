@@ -1,0 +1,192 @@
+"""The course workflow end to end, through nbgrader's real exchange, with the `course` command.
+
+A temporary course folder and exchange; five students with their own home folders (nbgrader
+keeps each account's submissions under $HOME): one correct, one blank, one with a realistic
+mistake, one hostile, one after the deadline. The instructor releases, collects, grades (in
+parallel), generates and releases feedback, and exports; the students fetch their feedback.
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from course_tools.cli import main as course
+from course_tools.course_dir import Course
+from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass
+from course_tools.grading.suite import graded_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "01_forward_ops"
+POINTS = graded_tasks(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+TOTAL = sum(POINTS.values())
+
+
+def _utc(delta: datetime.timedelta = datetime.timedelta()) -> str:
+    return (datetime.datetime.now(datetime.timezone.utc) + delta).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def task_scores(course: Course, student: str) -> dict[str, float]:
+    with course.gradebook() as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, student)
+        return {g.name: g.score for nb in submission.notebooks for g in nb.grades if g.name in POINTS}
+
+
+def hidden_code_lines() -> list[str]:
+    """Lines of the hidden suites long enough to be recognisable if they leaked."""
+    return [line.strip() for path in (ROOT / "autograder").rglob("*.py") for line in path.read_text().splitlines()
+            if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
+
+
+@pytest.fixture(scope="module")
+def semester(tmp_path_factory):
+    """The whole semester of one assignment, run once; tests below inspect what it left."""
+    demo = DemoClass(tmp_path_factory.mktemp("semester"), ASSIGNMENT)
+    folder = str(demo.course_dir)
+    assert course(["init", folder, "--course-id", "demo", "--exchange", str(demo.exchange)]) == 0
+    assert course(["release", ASSIGNMENT, "--course", folder, "--due", _utc(datetime.timedelta(days=7))]) == 0
+    for persona in demo.personas:
+        assert demo.fetch(persona.student) == 0
+    for persona in demo.personas:
+        if not persona.late:
+            assert demo.submit(persona) == 0
+    # The deadline passes: the instructor moves the due date to now (whole seconds, so wait a
+    # little first: the last on-time submission must stay before it); eve submits after it.
+    time.sleep(1.5)
+    assert course(["release", ASSIGNMENT, "--course", folder, "--due", _utc()]) == 0
+    for persona in demo.personas:
+        if persona.late:
+            assert demo.submit(persona) == 0
+    assert course(["collect", ASSIGNMENT, "--course", folder]) == 0
+    assert course(["grade", ASSIGNMENT, "--course", folder, "--workers", "2"]) == 0
+    assert course(["feedback", ASSIGNMENT, "--course", folder]) == 0
+    for persona in demo.personas:
+        assert demo.fetch(persona.student, feedback=True) == 0
+    assert course(["export", "--course", folder, "--to", str(demo.base / "grades.csv")]) == 0
+    return demo, Course(demo.course_dir)
+
+
+def test_every_student_gets_the_score_they_deserve(semester):
+    _, course_folder = semester
+    ada, ben, cleo, dan, eve = (task_scores(course_folder, p.student) for p in PERSONAS)
+    assert ada == POINTS                                   # correct: full marks
+    assert all(score == 0 for score in ben.values())       # blank release: nothing
+    lost = {task for task, score in cleo.items() if score < POINTS[task]}
+    assert lost == MISTAKE_BREAKS[ASSIGNMENT]              # the mistake costs exactly its tasks
+    assert {task for task, score in dan.items() if score < POINTS[task]} == {"forward_negate"}
+    assert eve == POINTS                                   # late, but correct ...
+
+
+def test_late_submission_loses_ten_percent(semester):
+    _, course_folder = semester
+    with course_folder.gradebook() as gradebook:
+        late = {s.student_id: (s.total_seconds_late, s.late_submission_penalty or 0.0, s.score)
+                for s in gradebook.assignment_submissions(ASSIGNMENT)}
+    seconds, penalty, score = late["eve"]
+    assert seconds > 0 and score == TOTAL
+    assert penalty == pytest.approx(0.1 * TOTAL)           # one started day late: 10%
+    assert all(late[p.student][:2] == (0, 0.0) for p in PERSONAS if not p.late)
+
+
+def test_students_fetch_only_their_own_feedback_without_hidden_code(semester):
+    demo, _ = semester
+    hidden = hidden_code_lines()
+    for persona in PERSONAS:
+        pages = list((demo.home(persona.student) / ASSIGNMENT / "feedback").glob("*/*.html"))
+        assert len(pages) == 1, (persona.student, pages)
+        html = pages[0].read_text()
+        assert "Hidden checks for forward_negate" in html
+        assert not [line for line in hidden if line in html], persona.student
+    cleo = next((demo.home("cleo") / ASSIGNMENT / "feedback").glob("*/*.html")).read_text()
+    assert "Hidden checks for forward_transpose" in cleo and "\N{BALLOT X}" in cleo
+
+
+def test_gradebook_export_and_files_agree(semester):
+    demo, course_folder = semester
+    rows = {r["student_id"]: r for r in csv.DictReader(open(demo.base / "grades.csv"))}
+    assert set(rows) == {p.student for p in PERSONAS}
+    with course_folder.gradebook() as gradebook:
+        assert {s.id for s in gradebook.students} == set(rows)
+        for submission in gradebook.assignment_submissions(ASSIGNMENT):
+            grades = [g for nb in submission.notebooks for g in nb.grades]
+            assert submission.score == pytest.approx(sum(g.score for g in grades))
+            assert submission.max_score == TOTAL
+            row = rows[submission.student_id]
+            assert float(row["raw_score"]) == pytest.approx(submission.score)
+            penalty = submission.late_submission_penalty or 0
+            assert float(row["score"]) == pytest.approx(submission.score - penalty)
+            assert float(row["late_submission_penalty"] or 0) == pytest.approx(penalty)
+            stamp = (course_folder.folder("submitted") / submission.student_id / ASSIGNMENT / "timestamp.txt")
+            assert stamp.read_text().strip().startswith(submission.timestamp.strftime("%Y-%m-%d %H:%M:%S"))
+            assert not submission.needs_manual_grade   # 01 has no written answers
+
+
+def test_status_reports_every_student(semester, capsys):
+    demo, _ = semester
+    assert course(["status", ASSIGNMENT, "--course", str(demo.course_dir)]) == 0
+    out = capsys.readouterr().out
+    for persona in PERSONAS:
+        assert persona.student in out
+    assert "late" in out
+    assert course(["status", "--course", str(demo.course_dir)]) == 0
+    assert ASSIGNMENT in capsys.readouterr().out
+
+
+def test_parallel_grading_scores_equal_grading_one_at_a_time(semester):
+    _, course_folder = semester
+    parallel = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
+    assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--workers", "1", "--fresh"]) == 0
+    sequential = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
+    assert sequential == parallel
+
+
+def test_grading_on_a_dask_cluster_scores_the_same(semester):
+    distributed = pytest.importorskip("distributed")
+    _, course_folder = semester
+    before = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--fresh",
+                       "--scheduler", cluster.scheduler_address]) == 0
+    assert {p.student: task_scores(course_folder, p.student) for p in PERSONAS} == before
+
+
+def test_a_worker_with_another_bundle_is_refused():
+    from course_tools.grading.runner import grade_text
+
+    with pytest.raises(RuntimeError, match="differs from the grader's"):
+        grade_text(ASSIGNMENT, "x.ipynb", "{}", "0000000000000000")
+
+
+# ---------------------------------------------------------------------------------- the command itself
+def _console(*args, cwd=None) -> subprocess.CompletedProcess:
+    script = Path(sys.executable).parent / "course"
+    return subprocess.run([str(script), *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+@pytest.mark.parametrize("command", ["init", "build", "release", "collect", "grade", "feedback", "export", "status",
+                                     "fetch", "submit", "check", "demo"])
+def test_every_subcommand_has_help(command):
+    result = _console(command, "--help")
+    assert result.returncode == 0 and "usage: course " + command in result.stdout
+
+
+@pytest.mark.parametrize("args,message", [
+    (["grade", "99_nope"], "unknown assignment '99_nope'"),
+    (["check", "does_not_exist.ipynb"], "does_not_exist.ipynb"),
+    (["status"], "no gradebook"),
+    (["grade", ASSIGNMENT], "no gradebook"),
+    (["status", "--course", "/nonexistent/course"], "not a course folder"),
+])
+def test_errors_say_what_to_do(args, message, tmp_path):
+    # the working folder is a course folder without a gradebook
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()\nc.CourseDirectory.root = r"{tmp_path}"\n'
+        f'c.CourseDirectory.db_url = "sqlite:///{tmp_path}/gradebook.db"\n')
+    result = _console(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
