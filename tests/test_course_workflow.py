@@ -18,7 +18,7 @@ import pytest
 
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
-from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass
+from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass, Persona, filled_release
 from course_tools.grading.suite import graded_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +62,13 @@ def semester(tmp_path_factory):
     for persona in demo.personas:
         if persona.late:
             assert demo.submit(persona) == 0
+    # fay submits late too, then backdates her submission in the exchange to before the deadline.
+    assert demo.fetch("fay") == 0 and demo.submit(Persona("fay", "backdates", filled_release)) == 0
+    forged = _utc(-datetime.timedelta(hours=2)).replace(" UTC", ".000001 UTC")
+    (inbound,) = (demo.exchange / "demo" / "inbound").glob(f"fay+{ASSIGNMENT}+*")
+    (inbound / "timestamp.txt").chmod(0o644)
+    (inbound / "timestamp.txt").write_text(forged)
+    inbound.rename(inbound.with_name(f"fay+{ASSIGNMENT}+{forged}+forged"))
     assert course(["collect", ASSIGNMENT, "--course", folder]) == 0
     assert course(["grade", ASSIGNMENT, "--course", folder, "--workers", "2"]) == 0
     assert course(["feedback", ASSIGNMENT, "--course", folder]) == 0
@@ -93,6 +100,14 @@ def test_late_submission_loses_ten_percent(semester):
     assert all(late[p.student][:2] == (0, 0.0) for p in PERSONAS if not p.late)
 
 
+def test_a_backdated_submission_is_late_all_the_same(semester):
+    _, course_folder = semester
+    with course_folder.gradebook() as gradebook:
+        fay = gradebook.find_submission(ASSIGNMENT, "fay")
+        assert fay.total_seconds_late > 0                  # the exchange's clock, not hers
+        assert fay.late_submission_penalty == pytest.approx(0.1 * TOTAL)
+
+
 def test_students_fetch_only_their_own_feedback_without_hidden_code(semester):
     demo, _ = semester
     hidden = hidden_code_lines()
@@ -109,7 +124,7 @@ def test_students_fetch_only_their_own_feedback_without_hidden_code(semester):
 def test_gradebook_export_and_files_agree(semester):
     demo, course_folder = semester
     rows = {r["student_id"]: r for r in csv.DictReader(open(demo.base / "grades.csv"))}
-    assert set(rows) == {p.student for p in PERSONAS}
+    assert set(rows) == {p.student for p in PERSONAS} | {"fay"}
     with course_folder.gradebook() as gradebook:
         assert {s.id for s in gradebook.students} == set(rows)
         for submission in gradebook.assignment_submissions(ASSIGNMENT):

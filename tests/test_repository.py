@@ -36,3 +36,28 @@ def test_nbgrader_config_grades_with_the_hidden_suites():
     names = [p.__name__ for p in config.Autograde.autograde_preprocessors]
     assert names[0] == "HiddenSuiteGrader" and "Execute" not in names and "SaveAutoGrades" in names
     assert config.OverwriteCells.add_missing_cells is True
+
+
+def test_the_course_command_is_installed_with_the_package():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["scripts"]["course"] == "course_tools.cli:main"
+    assert "course demo" in (ROOT / "Makefile").read_text()
+
+
+def test_late_work_costs_ten_percent_per_day():
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    assert config.AssignLatePenalties.plugin_class == "course_tools.late_penalty.PercentPerDay"
+    assert config.PercentPerDay.percent_per_day == 10
+
+
+def test_a_course_folder_from_init_grades_like_the_bundle(tmp_path):
+    from course_tools.course_dir import init_course
+
+    course = init_course(tmp_path / "semester", "dlsys-test", tmp_path / "exchange")
+    config = course.config
+    assert [p.__name__ for p in config.Autograde.autograde_preprocessors][0] == "HiddenSuiteGrader"
+    assert config.CourseDirectory.course_id == "dlsys-test" and course.course_id == "dlsys-test"
+    assert config.CourseDirectory.source_directory == str(ROOT / "source")
+    assert config.CourseDirectory.release_directory == str(ROOT / "assignments")
+    assert course.db_url == f"sqlite:///{tmp_path / 'semester'}/gradebook.db"
+    assert course.exchange == tmp_path / "exchange" and (tmp_path / "exchange").is_dir()

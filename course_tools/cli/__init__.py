@@ -77,6 +77,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = command("export", "export every grade to a CSV file (nbgrader export)")
     sub.add_argument("--to", type=Path, default=Path("grades.csv"), help="the CSV file (default grades.csv)")
+    sub.add_argument("--exporter", default=None, metavar="MODULE.CLASS",
+                     help="an nbgrader export plugin instead of the CSV one (nbgrader export --exporter)")
 
     sub = command("status", "who submitted, who is graded, what needs manual grading")
     sub.add_argument("assignment", nargs="?", default=None, help="one assignment in detail (default: an overview)")
@@ -147,7 +149,7 @@ def _run(args) -> int:
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":
-        return instructor.export(course, args.to)
+        return instructor.export(course, args.to, args.exporter)
     if name == "status":
         return instructor.status(course, args.assignment)
     raise AssertionError(name)

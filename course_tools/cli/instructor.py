@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
+from .. import submission_times
 from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, init_course
 from ..grading.fanout import Job, grade_jobs
 from ..grading.results import ResultStore, release_notebook_of
@@ -96,6 +97,10 @@ def collect(course: Course, assignment: str) -> int:
     if not students:
         _say(f"no submissions of {assignment} in {course.exchange}/{course.course_id}/inbound yet")
         return 0
+    inbound = course.exchange / course.course_id / "inbound"
+    for fix in submission_times.audit(inbound, course.folder("submitted"), assignment, students):
+        _say(f"  {fix.student}: timestamp.txt claims {fix.claimed:%Y-%m-%d %H:%M:%S}, but the exchange last saw the "
+             f"submission change at {fix.received:%Y-%m-%d %H:%M:%S} (UTC); using the latter")
     due = _duedate(course, assignment)
     rows = []
     for student in students:
@@ -225,25 +230,40 @@ def grade_table(course: Course, assignment: str, students: list[str], problems: 
 
 
 # ---------------------------------------------------------------------------------- feedback
-def feedback(course: Course, assignment: str, students: list[str] | None) -> int:
+def feedback(course: Course, assignment: str, students: list[str] | None, progress: bool = True) -> int:
+    """nbgrader generate_feedback and release_feedback, student by student (one broken
+    submission does not stop the others)."""
     check_assignment(assignment)
-    selection = [f"--student={s}" for s in students] if students and len(students) == 1 else []
-    course.nbgrader_or_fail("generate_feedback", assignment, "--force", *selection,
-                            what=f"generating feedback for {assignment}")
-    course.nbgrader_or_fail("release_feedback", assignment, *selection, what=f"releasing feedback of {assignment}")
-    pages = sorted(course.folder("feedback").glob(f"*/{assignment}/*.html"))
-    if students:
-        pages = [p for p in pages if p.parts[-3] in students]
-    _say(f"feedback for {len(pages)} notebook(s) in {course.folder('feedback')}/<student>/{assignment}/, "
+    graded = sorted(p.parent.name for p in course.folder("autograded").glob(f"*/{assignment}") if p.is_dir())
+    graded = [student for student in graded if not students or student in students]
+    if not graded:
+        raise CourseError(f"no graded submissions of {assignment}{' from ' + ', '.join(students) if students else ''}"
+                          f": run `course grade {assignment}` first")
+    api = course.api()
+    problems = {}
+    for student in tqdm(graded, desc="feedback", unit="student", disable=not progress):
+        for step in (api.generate_feedback, api.release_feedback):
+            outcome = step(assignment, student)
+            if not outcome.get("success"):
+                problems[student] = f"{step.__name__}: {_autograde_problem(outcome)}"
+                break
+    for student, why in problems.items():
+        _say(f"  no feedback for {student}: {why}")
+    done = len(graded) - len(problems)
+    _say(f"feedback for {done} student(s) in {course.folder('feedback')}/<student>/{assignment}/, "
          f"released to the exchange: students run `course fetch {assignment} --feedback`")
-    return 0
+    return 1 if problems else 0
 
 
 # ---------------------------------------------------------------------------------- export
-def export(course: Course, to: Path) -> int:
+def export(course: Course, to: Path, exporter: str | None = None) -> int:
     course.gradebook()
     to = Path(to).resolve()
-    course.nbgrader_or_fail("export", f"--to={to}", what="exporting grades")
+    course.nbgrader_or_fail("export", f"--to={to}", *([f"--exporter={exporter}"] if exporter else []),
+                            what="exporting grades")
+    if exporter:  # another plugin's format: say where it went, do not parse it
+        _say(f"grades exported by {exporter} to {to}")
+        return 0
     with open(to, newline="") as handle:
         rows = list(csv.DictReader(handle))
     table = [[r["assignment"], r["student_id"], r["score"], r["max_score"], r.get("late_submission_penalty", "")]

@@ -1,0 +1,100 @@
+"""The pieces under `course grade`: result keys, the store, the late policy, the submission clock."""
+from __future__ import annotations
+
+import datetime
+import os
+import time
+
+import nbformat
+import pytest
+
+from course_tools.demo_class import blank, filled_release
+from course_tools.grading.results import ResultStore, bundle_fingerprint, grading_key
+from course_tools.late_penalty import PercentPerDay
+from course_tools.submission_times import audit
+
+ASSIGNMENT = "01_forward_ops"
+
+
+def _cell(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_key_follows_the_program_the_worker_runs():
+    solution = filled_release(ASSIGNMENT)
+    key = grading_key(ASSIGNMENT, solution)
+    assert grading_key(ASSIGNMENT, filled_release(ASSIGNMENT)) == key          # same code, same key
+    assert grading_key(ASSIGNMENT, blank(ASSIGNMENT)) != key
+
+    outputs_only = filled_release(ASSIGNMENT)                                   # outputs are not code
+    _cell(outputs_only, "forward_negate_code").outputs = [nbformat.v4.new_output("stream", text="hi")]
+    assert grading_key(ASSIGNMENT, outputs_only) == key
+
+    edited = filled_release(ASSIGNMENT)
+    _cell(edited, "forward_negate_code").source += "\n# a comment is code too"
+    assert grading_key(ASSIGNMENT, edited) != key
+
+    locked = filled_release(ASSIGNMENT)  # a retyped locked cell runs as released: same key
+    cell = next(c for c in locked.cells if c.metadata.get("nbgrader", {}).get("locked")
+                and not c.metadata["nbgrader"].get("grade") and c.cell_type == "code")
+    cell.source = "import os; os._exit(1)"
+    assert grading_key(ASSIGNMENT, locked) == key
+
+
+def test_key_changes_with_the_grading_bundle(tmp_path):
+    (tmp_path / "autograder").mkdir()
+    (tmp_path / "autograder" / "test_a.py").write_text("x = 1\n")
+    before = bundle_fingerprint(tmp_path)
+    (tmp_path / "autograder" / "test_a.py").write_text("x = 2\n")
+    bundle_fingerprint.cache_clear()
+    assert bundle_fingerprint(tmp_path) != before
+
+
+def test_store_round_trips_and_clears(tmp_path):
+    store = ResultStore(tmp_path)
+    assert store.get(ASSIGNMENT, "k" * 64) is None and store.get(ASSIGNMENT, None) is None
+    store.put(ASSIGNMENT, "k" * 64, {"tasks": {"forward_negate": {"score": 1}}})
+    assert store.get(ASSIGNMENT, "k" * 64)["tasks"]["forward_negate"]["score"] == 1
+    assert not list(store.folder.rglob(".writing-*"))                          # written atomically
+    assert store.clear(ASSIGNMENT) == 1 and store.get(ASSIGNMENT, "k" * 64) is None
+
+
+@pytest.mark.parametrize("seconds,percent", [(0, 0), (1, 10), (86400, 10), (86401, 20), (30 * 86400, 100)])
+def test_late_penalty_is_ten_percent_per_started_day(seconds, percent):
+    plugin = PercentPerDay()
+    penalty = plugin.late_submission_penalty("s", 20.0, seconds)
+    assert (penalty or 0.0) == pytest.approx(20.0 * percent / 100)
+
+
+def _submission(inbound, submitted, student, claimed: str):
+    folder = inbound / f"{student}+{ASSIGNMENT}+{claimed}+abc"
+    folder.mkdir(parents=True)
+    (folder / "timestamp.txt").write_text(claimed)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text("{}")
+    collected = submitted / student / ASSIGNMENT
+    collected.mkdir(parents=True)
+    (collected / "timestamp.txt").write_text(claimed)
+    return folder
+
+
+def test_backdated_submissions_get_the_exchange_clock(tmp_path):
+    inbound, submitted = tmp_path / "inbound", tmp_path / "submitted"
+    now = datetime.datetime.now(datetime.timezone.utc)
+    honest = now.strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    backdated = (now - datetime.timedelta(days=2)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    _submission(inbound, submitted, "honest", honest)
+    _submission(inbound, submitted, "forger", backdated)
+    fixes = audit(inbound, submitted, ASSIGNMENT, ["honest", "forger", "absent"])
+    assert [f.student for f in fixes] == ["forger"]
+    corrected = (submitted / "forger" / ASSIGNMENT / "timestamp.txt").read_text()
+    assert corrected.startswith(now.strftime("%Y-%m-%d"))
+    assert (submitted / "honest" / ASSIGNMENT / "timestamp.txt").read_text() == honest
+
+
+def test_a_notebook_swapped_after_submitting_counts_from_the_swap(tmp_path):
+    inbound, submitted = tmp_path / "inbound", tmp_path / "submitted"
+    claimed = (datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1))
+    folder = _submission(inbound, submitted, "swapper", claimed.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    old = time.time() - 3600  # mtime can be set back; ctime cannot
+    os.utime(folder / f"{ASSIGNMENT}.ipynb", (old, old))
+    assert [f.student for f in audit(inbound, submitted, ASSIGNMENT, ["swapper"])] == ["swapper"]
