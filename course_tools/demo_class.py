@@ -189,12 +189,13 @@ def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", wor
     (base / ".course-demo").write_text("made by `course demo`; safe to delete\n")
     demo = DemoClass(base, assignment)
 
-    _step(f"instructor: build {assignment} from source/ and check it matches the committed release")
-    stale = builder.compare_builds([assignment], *_build_into(builder, assignment, base / "build"))
+    every = builder.available_assignments()
+    _step(f"instructor: build the course ({len(every)} assignments) from source/ and compare with the committed one")
+    stale = builder.compare_builds(every, *_build_into(builder, every, base / "build"))
     if stale:
         print("  the committed build is out of date: " + ", ".join(stale) + " (run `course build`)")
     else:
-        print(f"  assignments/{assignment} and solutions/{assignment} are up to date")
+        print("  assignments/ and solutions/ are up to date")
 
     _step("instructor: make a course folder and release the assignment (due in a week)")
     course = init_course(demo.course_dir, "demo", demo.exchange)
@@ -238,7 +239,7 @@ def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", wor
     return 0
 
 
-def _build_into(builder, assignment: str, folder: Path) -> tuple[Path, Path]:
+def _build_into(builder, assignments: list[str], folder: Path) -> tuple[Path, Path]:
     release, solutions = folder / "assignments", folder / "solutions"
-    builder.build([assignment], release, solutions)
+    builder.build(assignments, release, solutions)
     return release, solutions

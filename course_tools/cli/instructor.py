@@ -266,9 +266,16 @@ def export(course: Course, to: Path, exporter: str | None = None) -> int:
         return 0
     with open(to, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    table = [[r["assignment"], r["student_id"], r["score"], r["max_score"], r.get("late_submission_penalty", "")]
-             for r in rows]
-    _say(format_table(["assignment", "student", "score", "max", "late penalty"], table, right={2, 3, 4}))
+    def number(text):
+        try:
+            return f"{float(text):.4g}"
+        except (TypeError, ValueError):
+            return text or ""
+
+    table = [[r["assignment"], r["student_id"], number(r["raw_score"]), number(r["late_submission_penalty"]),
+              number(r["score"]), number(r["max_score"])] for r in rows]
+    _say(format_table(["assignment", "student", "autograded", "late penalty", "score", "max"], table,
+                      right={2, 3, 4, 5}))
     _say(f"\n{len(rows)} row(s) written to {to}")
     return 0
 
