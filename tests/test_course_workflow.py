@@ -196,9 +196,13 @@ def test_every_subcommand_has_help(command):
     (["status"], "no gradebook"),
     (["grade", ASSIGNMENT], "no gradebook"),
     (["status", "--course", "/nonexistent/course"], "not a course folder"),
+    (["submit", ASSIGNMENT], "rename your work back to 01_forward_ops.ipynb"),
+    (["fetch", "99_nope"], "unknown assignment"),
 ])
 def test_errors_say_what_to_do(args, message, tmp_path):
-    # the working folder is a course folder without a gradebook
+    # the working folder is a course folder without a gradebook, and a renamed notebook
+    (tmp_path / ASSIGNMENT).mkdir()
+    (tmp_path / ASSIGNMENT / "my_work.ipynb").write_text("{}")
     (tmp_path / "nbgrader_config.py").write_text(
         f'c = get_config()\nc.CourseDirectory.root = r"{tmp_path}"\n'
         f'c.CourseDirectory.db_url = "sqlite:///{tmp_path}/gradebook.db"\n')

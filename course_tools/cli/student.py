@@ -66,6 +66,11 @@ def submit(assignment: str, where: Path, course_id, exchange, student) -> int:
     if not (where / assignment).is_dir():
         raise CourseError(f"no folder {where / assignment} to submit: run this where you fetched the assignment "
                           f"(or pass --path)")
+    notebook = where / assignment / f"{assignment}.ipynb"
+    if not notebook.exists():
+        found = sorted(p.name for p in (where / assignment).glob("*.ipynb"))
+        raise CourseError(f"{notebook} is missing (found: {', '.join(found) or 'no notebooks'}); only the notebook "
+                          f"named as released is graded: rename your work back to {notebook.name}")
     log = _nbgrader("submit", assignment, where, _exchange_args(course_id, exchange, student),
                     f"submitting {assignment}")
     stamp = next((line.split("Submitted as:")[1].strip() for line in log.splitlines() if "Submitted as:" in line), "")
