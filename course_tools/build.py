@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -45,6 +46,11 @@ def source_notebook(assignment: str) -> Path:
     if not path.exists():
         raise BuildError(f"no source notebook for {assignment}: expected {path.relative_to(ROOT)}")
     return path
+
+
+def release_notebook(assignment: str) -> Path:
+    """The student release of ``assignment`` (what students get, and what grading compares with)."""
+    return RELEASE / assignment / f"{assignment}.ipynb"
 
 
 def available_assignments() -> list[str]:
@@ -93,22 +99,29 @@ def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
     return dest
 
 
+@contextlib.contextmanager
+def kernel_environment(**extra: str):
+    """os.environ as a kernel started now should inherit it (tool_env plus ``extra``), restored after."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update({**tool_env(), **extra})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def execute_notebook(path: Path, cwd: Path, timeout: int = SOLUTION_TIMEOUT_S, allow_errors: bool = False,
                      extra_env: dict | None = None):
     """Run every cell of the notebook at ``path`` in a fresh kernel started in ``cwd``."""
     from nbclient import NotebookClient
 
     nb = nbformat.read(str(path), as_version=4)
-    env = {**tool_env(), "MPLBACKEND": "module://matplotlib_inline.backend_inline", **(extra_env or {})}
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                             record_timing=False, resources={"metadata": {"path": str(cwd)}})
-    saved = dict(os.environ)
-    os.environ.update(env)  # the kernel inherits this process's environment
-    try:
+    with kernel_environment(MPLBACKEND="module://matplotlib_inline.backend_inline", **(extra_env or {})):
         client.execute(cwd=str(cwd))
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
     return nb
 
 

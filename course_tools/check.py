@@ -19,11 +19,9 @@ stop; the checks after that point are reported as "not run".
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +30,7 @@ from tqdm.auto import tqdm
 
 from course_lib import tasks
 
-from .build import tool_env
+from .build import kernel_environment
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 RECOVER_S = 30  # how long a kernel may take to answer again after a timed-out cell is interrupted
@@ -152,20 +150,6 @@ def _error_of(cell) -> str | None:
     return None
 
 
-@contextmanager
-def _kernel_environment():
-    """os.environ as the kernel should inherit it (tool_env, a non-interactive matplotlib backend
-    so plt.show() draws nothing), restored afterwards."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update({**tool_env(), "MPLBACKEND": "agg"})
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def _recovered(client) -> bool:
     """After a timed-out cell: interrupt the kernel, and True when it answers a trivial cell again.
 
@@ -209,7 +193,7 @@ def _run_cells(nb, folder: Path, timeout: int, progress: bool, name: str) -> tup
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             record_timing=False, resources={"metadata": {"path": str(folder)}},
                             extra_arguments=["--IPKernelApp.log_level=ERROR"])
-    with _kernel_environment(), client.setup_kernel(cwd=str(folder)), \
+    with kernel_environment(MPLBACKEND="agg"), client.setup_kernel(cwd=str(folder)), \
             tqdm(total=len(nb.cells), desc=name, unit="cell", disable=not progress) as bar:
         for index, cell in enumerate(nb.cells):
             task = _task_of(cell)

@@ -11,6 +11,7 @@ directory upwards that has an nbgrader_config.py, else this repository.
 """
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -65,16 +66,14 @@ class Course:
     root: Path
 
     # ------------------------------------------------------------------ configuration
-    @property
+    @functools.cached_property
     def config(self):
         from traitlets.config.loader import PyFileConfigLoader
 
-        if not hasattr(self, "_config"):
-            try:
-                self._config = PyFileConfigLoader(CONFIG, path=str(self.root)).load_config()
-            except Exception as err:  # noqa: BLE001 - nbgrader itself would ignore a broken file silently
-                raise CourseError(f"{self.root / CONFIG} cannot be loaded: {type(err).__name__}: {err}") from err
-        return self._config
+        try:
+            return PyFileConfigLoader(CONFIG, path=str(self.root)).load_config()
+        except Exception as err:  # noqa: BLE001 - nbgrader itself would ignore a broken file silently
+            raise CourseError(f"{self.root / CONFIG} cannot be loaded: {type(err).__name__}: {err}") from err
 
     def _setting(self, section: str, name: str, default):
         value = self.config.get(section, {}).get(name)
@@ -97,16 +96,9 @@ class Course:
         return self.root / self._setting("CourseDirectory", f"{step}_directory", step)
 
     # ------------------------------------------------------------------ nbgrader
-    def nbgrader(self, *args: str, timeout: int = 3600) -> subprocess.CompletedProcess:
-        """Run an nbgrader command in this course folder (its configuration applies)."""
-        return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=self.root, env=tool_env(),
-                              capture_output=True, text=True, timeout=timeout)
-
     def nbgrader_or_fail(self, *args: str, what: str) -> str:
-        result = self.nbgrader(*args)
-        if result.returncode != 0:
-            raise CourseError(f"{what} failed:\n{_nbgrader_errors(result.stdout + result.stderr)}")
-        return result.stdout + result.stderr
+        """Run an nbgrader command in this course folder (its configuration applies)."""
+        return run_nbgrader(list(args), self.root, what)
 
     def api(self):
         """nbgrader's Python API on this course (what formgrader uses), for per-student steps."""
@@ -133,9 +125,20 @@ class Course:
         return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
 
 
-def _nbgrader_errors(log: str) -> str:
-    lines = [line for line in log.splitlines() if "ERROR" in line or "CRITICAL" in line or "Error" in line]
-    return "\n".join((lines or log.splitlines())[-15:])
+def error_lines(log: str, keep: int = 15) -> list[str]:
+    """The lines of an nbgrader log that say what went wrong (its last lines if none does)."""
+    lines = [line.strip() for line in log.splitlines() if "ERROR" in line or "CRITICAL" in line or "Error" in line]
+    return (lines or log.splitlines())[-keep:]
+
+
+def run_nbgrader(args: list[str], cwd: Path, what: str, hint: str = "", timeout: int = 3600) -> str:
+    """``nbgrader <args>`` in ``cwd``; its log, or CourseError naming ``what`` and nbgrader's errors."""
+    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=tool_env(),
+                            capture_output=True, text=True, timeout=timeout)
+    log = result.stdout + result.stderr
+    if result.returncode != 0:
+        raise CourseError(f"{what} failed:\n" + "\n".join(error_lines(log)) + hint)
+    return log
 
 
 def find_course(explicit: str | Path | None = None) -> Course:

@@ -13,6 +13,7 @@ the same notebooks.
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime
 import os
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import nbformat
 
+from .build import release_notebook
 from .course_dir import ROOT, check_assignment, init_course
 
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
@@ -63,7 +65,7 @@ def _strip_markers(text: str) -> str:
 def filled_release(assignment: str) -> nbformat.NotebookNode:
     """The student release with every solution cell answered as source/ answers it."""
     check_assignment(assignment)
-    release = nbformat.read(str(ROOT / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+    release = nbformat.read(str(release_notebook(assignment)), as_version=4)
     source = nbformat.read(str(ROOT / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
     answers = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in source.cells
                if c.metadata.get("nbgrader", {}).get("solution")}
@@ -74,15 +76,21 @@ def filled_release(assignment: str) -> nbformat.NotebookNode:
     return release
 
 
-def with_mistake(assignment: str) -> nbformat.NotebookNode:
-    nb = filled_release(assignment)
+def apply_edits(nb: nbformat.NotebookNode, edits: dict) -> nbformat.NotebookNode:
+    """A copy of ``nb`` with {grade_id: [(old, new), ...]} replaced in those cells; each ``old``
+    must occur exactly once (an edit that no longer matches its solution is an error, not a no-op)."""
+    nb = copy.deepcopy(nb)
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-    for grade_id, edits in MISTAKES[assignment].items():
-        for old, new in edits:
+    for grade_id, replacements in edits.items():
+        for old, new in replacements:
             if cells[grade_id].source.count(old) != 1:
-                raise RuntimeError(f"the mistake for {grade_id} no longer matches its solution: update MISTAKES")
+                raise ValueError(f"{grade_id}: {old!r} must occur exactly once in the cell")
             cells[grade_id].source = cells[grade_id].source.replace(old, new)
     return nb
+
+
+def with_mistake(assignment: str) -> nbformat.NotebookNode:
+    return apply_edits(filled_release(assignment), MISTAKES[assignment])
 
 
 def hostile(assignment: str) -> nbformat.NotebookNode:
@@ -92,7 +100,7 @@ def hostile(assignment: str) -> nbformat.NotebookNode:
 
 
 def blank(assignment: str) -> nbformat.NotebookNode:
-    return nbformat.read(str(ROOT / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+    return nbformat.read(str(release_notebook(assignment)), as_version=4)
 
 
 @dataclass

@@ -28,7 +28,8 @@ class Correction:
     received: datetime.datetime
 
 
-def _parse(text: str) -> datetime.datetime | None:
+def parse_timestamp(text: str) -> datetime.datetime | None:
+    """A timestamp as nbgrader writes it, as naive UTC; None if it cannot be read."""
     from nbgrader.utils import parse_utc
 
     try:
@@ -53,7 +54,7 @@ def audit(inbound: Path, submitted: Path, assignment: str, students: list[str],
             claimed_text = stamp_file.read_text()
         except OSError:
             continue
-        claimed = _parse(claimed_text)
+        claimed = parse_timestamp(claimed_text)
         sources = [f for f in inbound.glob(f"{student}+{assignment}+*")
                    if (f / "timestamp.txt").is_file() and (f / "timestamp.txt").read_text() == claimed_text]
         if claimed is None or not sources:

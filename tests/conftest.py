@@ -314,3 +314,19 @@ def postgres_server(tmp_path_factory):
 def postgres_url(postgres_server) -> str:
     """The SQLAlchemy URL (postgresql+psycopg2://...) of a new, empty database."""
     return postgres_server.create_database(f"test_{next(_postgres_databases)}")
+
+
+# ---------------------------------------------------------------------------------- grading
+def hidden_code_lines() -> list[str]:
+    """Lines of the hidden suites long enough to be recognisable if they leaked into feedback."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return [line.strip() for path in (root / "autograder").rglob("*.py") for line in path.read_text().splitlines()
+            if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
+
+
+def gradebook_task_scores(gradebook, assignment: str, tasks) -> dict[str, dict[str, float]]:
+    """{student: {task: score}} of ``assignment`` in an open nbgrader Gradebook, for ``tasks``."""
+    return {s.student_id: {g.name: g.score for nb in s.notebooks for g in nb.grades if g.name in tasks}
+            for s in gradebook.assignment_submissions(assignment)}

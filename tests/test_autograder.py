@@ -11,6 +11,8 @@ import nbformat
 import pytest
 
 from course_lib import tasks
+from course_tools.build import release_notebook
+from course_tools.demo_class import apply_edits
 from course_tools.grading.sandbox import sandbox_kind
 from course_tools.grading.suite import feedback_text, graded_tasks, run_suite
 from fixtures.hostile_submissions import HOSTILE
@@ -62,21 +64,10 @@ def test_solution_scores_full_marks(assignment, tmp_path):
 
 @pytest.mark.parametrize("assignment", WITH_SUITES)
 def test_blank_release_scores_zero(assignment, tmp_path):
-    blank = nbformat.read(str(ROOT / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+    blank = nbformat.read(str(release_notebook(assignment)), as_version=4)
     result = _grade(assignment, blank, tmp_path)
-    assert set(result["tasks"]) == set(graded_tasks(ROOT / "assignments" / assignment / f"{assignment}.ipynb"))
+    assert set(result["tasks"]) == set(graded_tasks(release_notebook(assignment)))
     assert all(score == 0 for score, _ in _scores(result).values()), _scores(result)
-
-
-def apply_edits(nb, edits):
-    nb = copy.deepcopy(nb)
-    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-    for cell_id, replacements in edits.items():
-        cell = cells[cell_id]
-        for old, new in replacements:
-            assert cell.source.count(old) == 1, f"{cell_id}: {old!r} must occur exactly once"
-            cell.source = cell.source.replace(old, new)
-    return nb
 
 
 @pytest.mark.parametrize("assignment,case", _wrong_catalogue())

@@ -10,7 +10,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from conftest import hidden_code_lines
 from course_tools.build import tool_env
+from course_tools.demo_class import MISTAKES, apply_edits
 from course_tools.grading.suite import graded_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,11 +34,7 @@ def graded_course(tmp_path_factory):
     solution = nbformat.read(str(ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4)
     blank = nbformat.read(str(course / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4)
 
-    wrong = nbformat.from_dict(json.loads(json.dumps(solution)))
-    for cell in wrong.cells:  # transpose that reverses every axis, like NumPy's .T
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "forward_transpose_code":
-            cell.source = cell.source.replace("return a.permute(self._permutation(a.ndim))",
-                                              "return a.permute(tuple(reversed(range(a.ndim))))")
+    wrong = apply_edits(solution, MISTAKES[ASSIGNMENT])  # transpose that reverses every axis, like NumPy's .T
     hostile = nbformat.from_dict(json.loads(json.dumps(solution)))
     hostile.cells.append(nbformat.v4.new_code_cell("import os\nos._exit(0)"))
     trimmed = nbformat.from_dict(json.loads(json.dumps(solution)))  # graded cells deleted
@@ -83,9 +81,7 @@ def test_feedback_explains_checks_and_never_shows_hidden_code(graded_course):
     assert result.returncode == 0, result.stderr[-2000:]
     html = (course / "feedback" / "carol" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "Hidden checks for forward_transpose" in html and "\N{BALLOT X}" in html
-    hidden = [line.strip() for p in (ROOT / "autograder").rglob("*.py") for line in p.read_text().splitlines()
-              if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
-    assert not [line for line in hidden if line in html]
+    assert not [line for line in hidden_code_lines() if line in html]
 
 
 def test_grades_export_to_csv(graded_course):

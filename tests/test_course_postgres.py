@@ -6,14 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import gradebook_task_scores
+from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass
 from course_tools.grading.suite import graded_tasks
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_forward_ops"
-POINTS = graded_tasks(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+POINTS = graded_tasks(release_notebook(ASSIGNMENT))
 
 
 def test_two_graders_grade_in_parallel_against_one_postgres_gradebook(postgres_url, tmp_path):
@@ -41,8 +42,7 @@ def test_two_graders_grade_in_parallel_against_one_postgres_gradebook(postgres_u
     course_folder = Course(demo.course_dir)
     assert course_folder.db_url == postgres_url
     with course_folder.gradebook() as gradebook:
-        scores = {s.student_id: {g.name: g.score for nb in s.notebooks for g in nb.grades if g.name in POINTS}
-                  for s in gradebook.assignment_submissions(ASSIGNMENT)}
+        scores = gradebook_task_scores(gradebook, ASSIGNMENT, POINTS)
     assert set(scores) == set(students)
     assert scores["ada"] == POINTS
     assert all(score == 0 for score in scores["ben"].values())

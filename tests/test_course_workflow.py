@@ -16,14 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from conftest import gradebook_task_scores, hidden_code_lines
+from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass, Persona, filled_release
 from course_tools.grading.suite import graded_tasks
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_forward_ops"
-POINTS = graded_tasks(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+POINTS = graded_tasks(release_notebook(ASSIGNMENT))
 TOTAL = sum(POINTS.values())
 
 
@@ -33,14 +34,7 @@ def _utc(delta: datetime.timedelta = datetime.timedelta()) -> str:
 
 def task_scores(course: Course, student: str) -> dict[str, float]:
     with course.gradebook() as gradebook:
-        submission = gradebook.find_submission(ASSIGNMENT, student)
-        return {g.name: g.score for nb in submission.notebooks for g in nb.grades if g.name in POINTS}
-
-
-def hidden_code_lines() -> list[str]:
-    """Lines of the hidden suites long enough to be recognisable if they leaked."""
-    return [line.strip() for path in (ROOT / "autograder").rglob("*.py") for line in path.read_text().splitlines()
-            if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
+        return gradebook_task_scores(gradebook, ASSIGNMENT, POINTS)[student]
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from course_lib import Tensor, ops
+from course_lib import ops
 from course_lib.autograd import TensorOp
 from course_lib.gradcheck import central_difference, gradient_check, rel_error
 

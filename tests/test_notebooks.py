@@ -3,8 +3,6 @@
 The expensive part (building every release and executing every solution notebook) runs once
 per session, in the ``fresh_build`` fixture; the tests below share it.
 """
-import json
-import re
 import shutil
 import subprocess
 import sys

@@ -1,5 +1,4 @@
 import numpy as np
-import pytest
 
 from course_lib import Tensor, nd, nn, optim
 from course_lib.precision import (LossScaler, MixedPrecisionTrainer, cast_model, measure,

@@ -1,5 +1,4 @@
 """The small CNN learns the digits: accuracy well above chance in a few seconds."""
-import numpy as np
 
 from course_lib import optim
 from course_lib.data import DataLoader, load_digits

@@ -16,9 +16,10 @@ import nbformat
 from tqdm.auto import tqdm
 
 from .. import submission_times
-from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, init_course
+from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, error_lines, init_course
 from ..grading.fanout import Job, grade_jobs
-from ..grading.results import ResultStore, release_notebook_of
+from ..build import release_notebook
+from ..grading.results import ResultStore
 from .table import format_table, points
 
 
@@ -38,8 +39,6 @@ def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | N
 def build(assignments: list[str], check: bool, solutions: bool) -> int:
     from .. import build as builder
 
-    for assignment in assignments:
-        check_assignment(assignment)
     args = [*assignments] + (["--check"] if check else []) + ([] if solutions else ["--no-solutions"])
     return builder.main(args)
 
@@ -58,7 +57,7 @@ def _register(course: Course, assignment: str) -> None:
                                 f"--CourseDirectory.release_directory={scratch}",
                                 what=f"registering {assignment} in the gradebook")
         for fresh in sorted((Path(scratch) / assignment).glob("*.ipynb")):
-            released = release_notebook_of(assignment).parent / fresh.name
+            released = release_notebook(assignment).parent / fresh.name
             if not released.exists() or _cells(fresh) != _cells(released):
                 raise CourseError(f"assignments/{assignment}/{fresh.name} is older than source/{assignment}: "
                                   f"run `course build {assignment}` first")
@@ -124,13 +123,8 @@ def _duedate(course: Course, assignment: str):
 
 
 def _timestamp(course: Course, student: str, assignment: str):
-    from nbgrader.utils import parse_utc
-
     path = course.folder("submitted") / student / assignment / "timestamp.txt"
-    try:
-        return parse_utc(path.read_text().strip()).replace(tzinfo=None)
-    except (OSError, ValueError):
-        return None
+    return submission_times.parse_timestamp(path.read_text()) if path.is_file() else None
 
 
 def _late_text(seconds: float) -> str:
@@ -160,7 +154,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     store = ResultStore(course.root)
     if fresh:
         store.clear(assignment)
-    notebooks = [p.name for p in sorted(release_notebook_of(assignment).parent.glob("*.ipynb"))]
+    notebooks = [p.name for p in sorted(release_notebook(assignment).parent.glob("*.ipynb"))]
     jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
             for student in collected for name in notebooks
             if (course.folder("submitted") / student / assignment / name).exists()]
@@ -179,7 +173,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     for student in tqdm(collected, desc="gradebook", unit="student", disable=not progress):
         outcome = api.autograde(assignment, student, force=True, create=True)
         if not outcome.get("success"):
-            problems[student] = _autograde_problem(outcome)
+            problems[student] = _api_problem(outcome)
     _say(grade_table(course, assignment, collected, problems))
     _say(f"\n{fanout.graded} notebook(s) graded now, {fanout.reused} reused from earlier gradings "
          f"(same code, same hidden suites). Next: course feedback {assignment}")
@@ -190,10 +184,9 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     return 0
 
 
-def _autograde_problem(outcome: dict) -> str:
-    text = (outcome.get("error") or "") + "\n" + (outcome.get("log") or "")
-    lines = [line.strip() for line in text.splitlines() if "ERROR" in line or "Error" in line]
-    return (lines[-1] if lines else "nbgrader autograde failed")[:160]
+def _api_problem(outcome: dict) -> str:
+    """One line: why a step of nbgrader's API failed for one student."""
+    return error_lines((outcome.get("error") or "") + "\n" + (outcome.get("log") or ""), keep=1)[0][:160]
 
 
 def grade_rows(course: Course, assignment: str, students: list[str]) -> list[dict]:
@@ -245,7 +238,7 @@ def feedback(course: Course, assignment: str, students: list[str] | None, progre
         for step in (api.generate_feedback, api.release_feedback):
             outcome = step(assignment, student)
             if not outcome.get("success"):
-                problems[student] = f"{step.__name__}: {_autograde_problem(outcome)}"
+                problems[student] = f"{step.__name__}: {_api_problem(outcome)}"
                 break
     for student, why in problems.items():
         _say(f"  no feedback for {student}: {why}")

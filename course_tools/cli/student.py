@@ -6,13 +6,10 @@ names the student where the account name is not the student id (shared accounts,
 """
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-from ..build import tool_env
 from ..check import CheckError, check_notebook, format_report
-from ..course_dir import CourseError, check_assignment
+from ..course_dir import CourseError, check_assignment, run_nbgrader
 
 
 def _exchange_args(course_id: str | None, exchange: Path | None, student: str | None) -> list[str]:
@@ -27,16 +24,8 @@ def _exchange_args(course_id: str | None, exchange: Path | None, student: str | 
 
 
 def _nbgrader(step: str, assignment: str, where: Path, extra: list[str], what: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "nbgrader", step, assignment, *extra], cwd=where,
-                            env=tool_env(), capture_output=True, text=True, timeout=600)
-    log = result.stdout + result.stderr
-    if result.returncode != 0:
-        reasons = [line for line in log.splitlines() if "ERROR" in line or "CRITICAL" in line] or log.splitlines()[-5:]
-        hint = ""
-        if "does not exist" in log or "No such" in log or "not released" in log.lower():
-            hint = "\nIs the course id right (--course-id), and has the instructor released it?"
-        raise CourseError(f"{what} failed:\n" + "\n".join(reasons[-6:]) + hint)
-    return log
+    return run_nbgrader([step, assignment, *extra], where, what, timeout=600,
+                        hint="\nIs the course id right (--course-id), and has the instructor released it?")
 
 
 def fetch(assignment: str, feedback: bool, where: Path, course_id, exchange, student) -> int:

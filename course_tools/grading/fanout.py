@@ -12,7 +12,7 @@ a key and are graded once.
 from __future__ import annotations
 
 import concurrent.futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -34,13 +34,13 @@ class FanoutReport:
     graded: int = 0       # distinct programs graded now
     reused: int = 0       # notebooks whose result was already stored
     unreadable: int = 0   # not notebooks: left for nbgrader, where the student gets told why
-    failed: list = None   # (job, why) where the grading infrastructure failed (not the student)
+    failed: list = field(default_factory=list)  # (job, why): the grading infrastructure failed, not the student
 
 
 def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler: str | None = None,
                timeout: int = DEFAULT_TIMEOUT_S, course_root: Path | None = None, progress: bool = True) -> FanoutReport:
     """Grade every job whose result is not stored yet, ``workers`` at a time (or on Dask)."""
-    report = FanoutReport(failed=[])
+    report = FanoutReport()
     todo: dict[str, Job] = {}
     for job in jobs:
         key = key_of_file(job.assignment, job.notebook)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..build import release_notebook
 from .session import StudentError, program_cells, read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,13 +44,9 @@ def bundle_fingerprint(root: Path = ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
-def release_notebook_of(assignment: str) -> Path:
-    return ROOT / "assignments" / assignment / f"{assignment}.ipynb"
-
-
 def grading_key(assignment: str, submitted: nbformat.NotebookNode, release_path: Path | None = None) -> str:
     """The key of a submitted notebook (see the module docstring)."""
-    release_path = release_path or release_notebook_of(assignment)
+    release_path = release_path or release_notebook(assignment)
     release = nbformat.read(str(release_path), as_version=4)
     program = program_cells(submitted, release)
     payload = json.dumps({"assignment": assignment, "program": program, "bundle": bundle_fingerprint(),

@@ -23,6 +23,7 @@ import nbformat
 
 from course_lib import tasks
 
+from .. import build
 from ..student_lib import build_student_lib
 from . import sandbox, values
 
@@ -87,8 +88,7 @@ class StudentSession:
             raise ValueError(f"unknown assignment {assignment!r}")
         self.assignment = assignment
         self.notebook = Path(notebook)
-        root = Path(__file__).resolve().parents[2]
-        self.release_notebook = release_notebook or root / "assignments" / assignment / f"{assignment}.ipynb"
+        self.release_notebook = release_notebook or build.release_notebook(assignment)
         self.course_root = course_root
         self.cell_timeout, self.call_timeout, self.load_timeout = cell_timeout, call_timeout, load_timeout
         self.limits = limits or sandbox.Limits()

@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import nbformat
@@ -32,6 +31,7 @@ import pytest
 from course_lib import tasks
 from course_lib.checks import assert_close
 
+from ..build import release_notebook as release_notebook_of
 from .sandbox import sandbox_kind
 from .session import CURRENT, StudentError, StudentSession
 
@@ -123,7 +123,7 @@ class _Recorder:
 def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = None,
               course_root: Path | None = None, **session_options) -> dict:
     """Grade one notebook; returns {"tasks": {task: {"points", "score", "checks": [...]}}, ...}."""
-    release_notebook = release_notebook or ROOT / "assignments" / assignment / f"{assignment}.ipynb"
+    release_notebook = release_notebook or release_notebook_of(assignment)
     points = graded_tasks(release_notebook)
     suite = SUITES / assignment
     start = time.perf_counter()
