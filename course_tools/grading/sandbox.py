@@ -1,37 +1,74 @@
-"""Starting the worker in a sandbox.
+"""Starting the worker: what it sees, as whom it runs, and what it may use.
 
-Strong mode (bubblewrap, Debian package ``bubblewrap``, found on PATH):
-  - new user, PID, network, IPC and UTS namespaces: no network, no view of other processes,
-    the worker runs as ``nobody`` inside;
-  - the file system is read-only, with the secrets masked by empty directories: the reference
-    course_lib, autograder/, solutions/, source/, the nbgrader course's gradebook and
-    submissions, PyTorch (so a submission cannot borrow a framework's conv), and /root;
-  - only the job folder is writable.
-Both modes:
-  - resource limits: address space, CPU seconds, file size, open files, no core dumps;
-  - a cgroup (v1 or v2, where the machine lets us make one) caps the number of processes and
-    the total memory, which stops fork bombs;
-  - the grader kills the whole process group on a timeout.
-Fallback mode (no bubblewrap): resource limits and the cgroup only, and the worker runs as
-``nobody`` when the grader is root and nobody can reach the interpreter (otherwise as the
-grader's user, with the cgroup capping its processes). It can then read files that are
-world-readable, and when it could not drop to nobody it can signal the grader's processes
-(the grading subprocess of that one submission dies; nbgrader's batch goes on). Keep the
-course's secrets out of reach with file permissions (chmod 700) when grading this way, and
-prefer installing bubblewrap.
+What it sees (bubblewrap, the Debian package ``bubblewrap``): an empty root with only
+  - the allow-list of runtime.py, read-only: the interpreter, the standard library, numpy,
+    matplotlib, tqdm and what they require, the system's shared libraries;
+  - the job folder, read-only, at /.course-grader/job: job.json (the cells to run), the worker's own code
+    (course_tools/grading/worker, copied) and the student-facing course_lib of the release
+    being graded (copied from assignments/<id>/course_lib);
+  - /.course-grader/work, a tmpfs of at most COURSE_GRADER_DISK_MB (its cwd and $HOME; /tmp points into it),
+    the only place it can write; a fresh /proc of its own PID namespace and a minimal /dev.
+  No network (its own network namespace: not even loopback works), no other process, nothing
+  of the repository, its history, the course folder, the exchange or anyone's home.
+
+As whom it runs: never root. When the grader is root, the worker becomes the grading account
+(COURSE_GRADER_USER, else ``course-grader`` if it exists, else ``nobody``) before any student
+code runs: root starts bubblewrap (only root can bind paths that only root can reach, such as
+a Python under /root), and the worker's first lines drop to that account for good, so file
+permissions outside protect what they should. A non-root grader runs bubblewrap in a user
+namespace; the worker is then the grader's own user outside, and the allow-list is what
+protects the rest of the machine.
+
+What it may use, in every mode: an address-space limit, CPU seconds, a file-size limit, open
+files, no core dumps (rlimits); a cgroup (cgroups.py) capping processes and total memory (its
+tmpfs counts as memory); the write cap above. The grader kills everything in the cgroup (or
+the whole PID namespace) when a worker is done.
+
+Without bubblewrap, grading refuses to start (SandboxUnavailable, a grading error) unless the
+instructor opts in with ``--unsandboxed`` / COURSE_GRADER_UNSANDBOXED=1: the worker then runs on
+the machine as the grading account, sees every world-readable file, and is contained only by
+the limits and its cgroup (required in that mode: every process it starts is killed before
+the next submission).
 """
 from __future__ import annotations
 
+import json
 import os
+import pwd
 import resource
 import shutil
-import sys
-import uuid
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .cgroups import Cgroup
+from .runtime import runtime_view
+
 ROOT = Path(__file__).resolve().parents[2]
-NOBODY = 65534
+WORKER_PACKAGE = Path(__file__).resolve().parent / "worker"
+# Inside the sandbox: names no host path of the allow-list uses (checked in _bubblewrap_args).
+INSIDE_ROOT = "/.course-grader"
+INSIDE_JOB, INSIDE_WORK = f"{INSIDE_ROOT}/job", f"{INSIDE_ROOT}/work"
+
+# The worker's first lines: drop root for good, then import only from the allowed paths.
+BOOTSTRAP = """\
+import os, sys
+uid, gid = int(sys.argv[1]), int(sys.argv[2])
+if uid >= 0:
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+if 0 in (os.getuid(), os.geteuid()) or (uid >= 0 and 0 in os.getresgid()):
+    raise SystemExit("refusing to run a submission as root")
+sys.path[:0] = sys.argv[3].split(os.pathsep)
+from grading_worker.main import main
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+class SandboxUnavailable(RuntimeError):
+    """The worker cannot be started as safely as configured: a grading error, never a score."""
 
 
 def _setting(name: str, default: int, scale: int = 1) -> int:
@@ -47,155 +84,238 @@ def _setting(name: str, default: int, scale: int = 1) -> int:
 
 @dataclass
 class Limits:
-    """Per-submission limits. Defaults, or COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS,
-    COURSE_GRADER_PROCESSES in the environment."""
-    # address space of the worker: past it, MemoryError; the cgroup (all its processes) gets 1.5x
+    """Per-submission limits: defaults, or COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS,
+    COURSE_GRADER_PROCESSES, COURSE_GRADER_DISK_MB in the environment."""
+    # address space of each process: past it, MemoryError; the cgroup (all processes and the tmpfs) gets 1.5x
     memory_bytes: int = field(default_factory=lambda: _setting("COURSE_GRADER_MEMORY_MB", 2 * 1024 ** 3, 1024 ** 2))
     cgroup_memory_bytes: int = None
     cpu_seconds: int = field(default_factory=lambda: _setting("COURSE_GRADER_CPU_SECONDS", 300))
+    processes: int = field(default_factory=lambda: _setting("COURSE_GRADER_PROCESSES", 32))
+    disk_bytes: int = field(default_factory=lambda: _setting("COURSE_GRADER_DISK_MB", 256 * 1024 ** 2, 1024 ** 2))
     file_bytes: int = 64 * 1024 ** 2
     open_files: int = 256
-    processes: int = field(default_factory=lambda: _setting("COURSE_GRADER_PROCESSES", 32))
 
     def __post_init__(self):
         if self.cgroup_memory_bytes is None:
             self.cgroup_memory_bytes = self.memory_bytes * 3 // 2
 
 
-def nobody_can_run_python() -> bool:
-    """Whether user nobody could start this interpreter and read course_tools: only then can
-    the fallback drop privileges. Every folder on the way needs o+x, the files o+r (o+x too
-    for the interpreter)."""
-    import stat
+# ------------------------------------------------------------------------------ who and how
+@dataclass(frozen=True)
+class Account:
+    name: str
+    uid: int
+    gid: int
 
-    needs = {Path(os.path.realpath(sys.executable)): stat.S_IROTH | stat.S_IXOTH,
-             ROOT / "course_tools" / "grading" / "worker.py": stat.S_IROTH}
-    for target, file_bits in needs.items():
+
+def grading_account() -> Account | None:
+    """The account the worker runs as when the grader is root; None when the grader is not root
+    (the worker then stays the grader's own user, inside a user namespace)."""
+    if os.geteuid() != 0:
+        return None
+    wanted = os.environ.get("COURSE_GRADER_USER")
+    names = [wanted] if wanted else ["course-grader", "nobody"]
+    for name in names:
         try:
-            if target.stat().st_mode & file_bits != file_bits:
-                return False
-            if any(not parent.stat().st_mode & stat.S_IXOTH for parent in target.parents):
-                return False
-        except OSError:
-            return False
-    return True
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            continue
+        if entry.pw_uid == 0 or entry.pw_gid == 0:
+            raise SandboxUnavailable(f"COURSE_GRADER_USER={name!r} is root: grading needs an unprivileged account")
+        return Account(name, entry.pw_uid, entry.pw_gid)
+    raise SandboxUnavailable(f"no grading account: user {names[0]!r} does not exist "
+                             f"(create it with `useradd --system --no-create-home course-grader`)")
 
 
 def bubblewrap() -> str | None:
     return None if os.environ.get("COURSE_GRADER_NO_BWRAP") else shutil.which("bwrap")
 
 
+def unsandboxed_allowed() -> bool:
+    return os.environ.get("COURSE_GRADER_UNSANDBOXED", "").lower() in ("1", "yes", "true")
+
+
 def sandbox_kind() -> str:
-    return "bubblewrap" if bubblewrap() else "rlimits"
+    """'bubblewrap', or 'unsandboxed' when the instructor opted in; SandboxUnavailable otherwise."""
+    if bubblewrap():
+        return "bubblewrap"
+    if unsandboxed_allowed():
+        return "unsandboxed"
+    raise SandboxUnavailable(
+        "bubblewrap is not installed, so submissions cannot be isolated: install it (apt-get install bubblewrap), "
+        "or grade without isolation at your own risk with --unsandboxed (COURSE_GRADER_UNSANDBOXED=1)")
 
 
-def _site_packages_dir(name: str) -> list[Path]:
-    found = []
-    for entry in sys.path:
-        candidate = Path(entry) / name
-        if entry and candidate.is_dir():
-            found.append(candidate)
-    return found
+def _reachable_by(account: Account | None, path: Path, bits: int) -> bool:
+    """Whether ``account`` can reach ``path`` through "other" permissions (it owns none of them)."""
+    if account is None:
+        return os.access(path, os.R_OK)
+    try:
+        if path.stat().st_mode & bits != bits:
+            return False
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in path.parents)
+    except OSError:
+        return False
 
 
-def masked_paths(course_root: Path | None) -> list[Path]:
-    paths = [ROOT / "course_lib", ROOT / "autograder", ROOT / "solutions", ROOT / "source"]
-    paths += _site_packages_dir("torch") + _site_packages_dir("functorch")
-    if course_root is not None:
-        paths += [course_root / name for name in ("submitted", "autograded", "feedback", "source", "gradebook.db",
-                                                  "autograder", "solutions", "release", ".hidden_suite_results")]
-    return [p for p in paths if p.exists()]
+# ------------------------------------------------------------------------------ the job folder
+class JobFolder:
+    """The grader's folder for one submission (never writable by the worker):
 
+        <job>/ro/job.json, ro/grading_worker/, ro/course_lib/   bound read-only at INSIDE_JOB
+        <job>/work/                                             unsandboxed mode only: the worker's cwd
+    """
 
-def worker_command(jobdir: Path, request_fd: int, response_fd: int, course_root: Path | None) -> list[str]:
-    python = sys.executable
-    command = [python, "-I", "-c",
-               "import sys; sys.path[:0] = sys.argv[1:3]; from course_tools.grading.worker import main; "
-               "sys.exit(main(sys.argv[3:]))",
-               str(jobdir), str(ROOT), str(jobdir), str(request_fd), str(response_fd)]
-    bwrap = bubblewrap()
-    if not bwrap:
-        return command
-    hidden = ("/tmp", "/root")
-    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-            "--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY),
-            "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
-    for folder in hidden:
-        args += ["--tmpfs", folder]
-    # The interpreter, the virtual environment and this repository may live below a hidden
-    # folder (a CI clone in /tmp, pyenv in /root): bind them back, read-only, before masking.
-    for keep in sorted({Path(sys.base_prefix), Path(sys.prefix), ROOT}):
-        if str(keep).startswith(tuple(f"{h}/" for h in hidden)):
-            args += ["--ro-bind", str(keep), str(keep)]
-    for path in masked_paths(course_root):
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
-        else:
-            args += ["--ro-bind", "/dev/null", str(path)]
-    args += ["--bind", str(jobdir), str(jobdir), "--chdir", str(jobdir)]
-    return args + command
+    def __init__(self, assignment: str, cells: list[dict], cell_timeout: int, account: Account | None):
+        from ..build import release_notebook
 
+        self.path = Path(tempfile.mkdtemp(prefix="course-job-"))
+        os.chmod(self.path, 0o711)
+        self.ro = self.path / "ro"
+        self.ro.mkdir(mode=0o755)
+        course_lib = release_notebook(assignment).parent / "course_lib"
+        if not (course_lib / "__init__.py").is_file():
+            raise SandboxUnavailable(f"the release of {assignment} has no student-facing course_lib at {course_lib}: "
+                                     f"run `course build {assignment}`")
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(course_lib, self.ro / "course_lib", ignore=ignore)
+        shutil.copytree(WORKER_PACKAGE, self.ro / "grading_worker", ignore=ignore)
+        (self.ro / "job.json").write_text(json.dumps({"cells": cells, "cell_timeout": cell_timeout}))
+        for folder, _, files in os.walk(self.ro):
+            os.chmod(folder, 0o755)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o644)
+        self.work = self.path / "work"
 
-class Cgroup:
-    """A cgroup capping processes and memory, if this machine lets us create one."""
-
-    def __init__(self, limits: Limits):
-        self.dirs: list[Path] = []
-        name = f"course-grader-{uuid.uuid4().hex[:12]}"
-        unified = Path("/sys/fs/cgroup")
-        settings = []
-        if (unified / "cgroup.controllers").exists():
-            settings = [(unified / name, {"pids.max": limits.processes, "memory.max": limits.cgroup_memory_bytes})]
-        else:
-            settings = [(unified / "pids" / name, {"pids.max": limits.processes}),
-                        (unified / "memory" / name, {"memory.limit_in_bytes": limits.cgroup_memory_bytes})]
-        for folder, values in settings:
-            try:
-                folder.mkdir()
-                self.dirs.append(folder)
-                for key, value in values.items():
-                    (folder / key).write_text(str(value))
-            except OSError:
-                continue
-
-    def enter(self) -> None:
-        """Called in the child before exec: move it into the cgroup."""
-        for folder in self.dirs:
-            try:
-                (folder / "cgroup.procs").write_text(str(os.getpid()))
-            except OSError:
-                pass
+    def fresh_work_folder(self, account: Account | None) -> Path:
+        """An empty writable folder for an unsandboxed worker, owned by the grading account."""
+        shutil.rmtree(self.work, ignore_errors=True)
+        self.work.mkdir(mode=0o700)
+        (self.work / "tmp").mkdir(mode=0o700)
+        if account is not None:
+            for folder in (self.work, self.work / "tmp"):
+                os.chown(folder, account.uid, account.gid)
+        return self.work
 
     def remove(self) -> None:
-        for folder in self.dirs:
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
+        shutil.rmtree(self.path, ignore_errors=True)  # rmtree never follows symbolic links
 
 
-def preexec(limits: Limits, cgroup: Cgroup, drop_privileges: bool):
+# ------------------------------------------------------------------------------ the command
+def worker_command(kind: str, job: JobFolder, account: Account | None, request_fd: int, response_fd: int,
+                   limits: Limits) -> list[str]:
+    view = runtime_view()
+    if kind == "bubblewrap":
+        paths = os.pathsep.join([INSIDE_JOB, *map(str, view.package_dirs)])
+        drop = [str(account.uid), str(account.gid)] if account else ["-1", "-1"]
+        worker = [str(view.python), "-I", "-S", "-c", BOOTSTRAP, *drop, paths,
+                  INSIDE_JOB, INSIDE_WORK, str(request_fd), str(response_fd)]
+        return _bubblewrap_args(view, job, account, limits) + worker
+    # Unsandboxed: the account was dropped to before exec (preexec); it must reach the interpreter.
+    for path, bits in [(view.python, stat.S_IROTH | stat.S_IXOTH), *[(p, stat.S_IROTH) for p in view.packages]]:
+        if not _reachable_by(account, path, bits):
+            raise SandboxUnavailable(f"the grading account {account.name if account else ''} cannot read {path}: "
+                                     f"install Python and the course's packages where it can, or install bubblewrap")
+    paths = os.pathsep.join([str(job.ro), *map(str, view.package_dirs)])
+    return [str(view.python), "-I", "-S", "-c", BOOTSTRAP, "-1", "-1", paths,
+            str(job.ro), str(job.work), str(request_fd), str(response_fd)]
+
+
+def _bubblewrap_args(view, job: JobFolder, account: Account | None, limits: Limits) -> list[str]:
+    args = [bubblewrap(), "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+            "--unshare-uts", "--unshare-cgroup-try"]
+    if account is None:
+        args += ["--unshare-user"]  # not root: bubblewrap needs a user namespace to build the view
+    clash = [p for p in (*view.binds, *view.packages) if str(p).startswith(INSIDE_ROOT)]
+    if clash:
+        raise SandboxUnavailable(f"{clash[0]} lies under {INSIDE_ROOT}, where the sandbox puts the job")
+    # Folders bubblewrap makes on the way to a bound path would be 0700: make them traversable.
+    ancestors = {parent for path in (*view.binds, *view.packages, Path(INSIDE_JOB)) for parent in path.parents}
+    for folder in sorted(ancestors - {Path("/")}, key=lambda p: len(p.parts)):
+        args += ["--perms", "0755", "--dir", str(folder)]
+    for path in view.binds:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in view.masks:
+        args += ["--tmpfs", str(path), "--remount-ro", str(path)]
+    for path in view.packages:
+        args += ["--ro-bind", str(path), str(path)]
+    for target, link in view.symlinks:
+        args += ["--symlink", target, link]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--ro-bind", str(job.ro), INSIDE_JOB,
+             "--perms", "0777", "--size", str(limits.disk_bytes), "--tmpfs", INSIDE_WORK,
+             "--perms", "01777", "--dir", f"{INSIDE_WORK}/tmp",
+             "--symlink", f"{INSIDE_WORK}/tmp", "/tmp",
+             "--chdir", INSIDE_WORK]
+    return args
+
+
+def preexec(limits: Limits, cgroup: Cgroup | None, account: Account | None, drop_now: bool):
+    """The child's last steps before exec: own session, the cgroup, the limits, and (unsandboxed
+    mode) the grading account."""
     def apply():
         os.setsid()
-        cgroup.enter()
+        if cgroup is not None:
+            cgroup.enter()
         for which, value in ((resource.RLIMIT_AS, limits.memory_bytes), (resource.RLIMIT_CPU, limits.cpu_seconds),
                              (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NOFILE, limits.open_files),
                              (resource.RLIMIT_CORE, 0)):
             resource.setrlimit(which, (value, value))
-        if drop_privileges:
+        if cgroup is None or not cgroup.caps_processes():
+            # A per-account cap, shared by the account's processes on the whole machine: only a fallback.
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+        if drop_now and account is not None:
             os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
+            os.setgid(account.gid)
+            os.setuid(account.uid)
     return apply
 
 
-def worker_env(jobdir: Path) -> dict:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(jobdir), "LANG": "C.UTF-8",
+def worker_env(kind: str, job: JobFolder) -> dict:
+    work = INSIDE_WORK if kind == "bubblewrap" else str(job.work)
+    env = {"PATH": "/usr/bin:/bin", "HOME": work, "TMPDIR": f"{work}/tmp", "LANG": "C.UTF-8",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(jobdir / ".matplotlib"), "NBGRADER_EXECUTION": "autograde",
-           "PYTHONDONTWRITEBYTECODE": "1", "COURSE_LIB_DEVICE": "cpu"}
+           "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{work}/.matplotlib", "NBGRADER_EXECUTION": "autograde",
+           "PYTHONDONTWRITEBYTECODE": "1", "COURSE_LIB_DEVICE": "cpu",
+           "COURSE_GRADER_WORKER": str(os.getpid())}  # whose worker it is (tests look for survivors)
     for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # machine settings OpenBLAS needs here
         if key in os.environ:
             env[key] = os.environ[key]
     return env
+
+
+def disk_usage(folder: Path) -> int:
+    """Bytes in regular files below ``folder``, not following links (unsandboxed write cap)."""
+    total = 0
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        for name in files:
+            try:
+                info = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_blocks * 512
+    return total
+
+
+def scratch_files_of(account: Account | None, since: float) -> list[Path]:
+    """Files the grading account made in the machine's shared temporary folders since ``since``
+    (an unsandboxed worker can write there; they are removed after its grading)."""
+    if account is None:
+        return []
+    found = []
+    for shared in ("/tmp", "/var/tmp", "/dev/shm"):
+        try:
+            entries = list(os.scandir(shared))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid == account.uid and info.st_mtime >= since - 1:
+                found.append(Path(entry.path))
+    return found
+
+
