@@ -228,7 +228,7 @@ def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", wor
 
     _step("instructor: collect and grade")
     instructor.collect(course, assignment)
-    instructor.grade(course, assignment, None, workers, None, fresh=False, timeout=900)
+    instructor.grade(course, assignment, None, workers, None, fresh=False, timeout=None)
 
     _step("instructor: feedback and export; students fetch their feedback")
     instructor.feedback(course, assignment, None)

@@ -69,7 +69,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="grade on a Dask cluster instead, e.g. tcp://10.0.0.5:8786 (workers need this "
                           "course's same commit installed)")
     sub.add_argument("--fresh", action="store_true", help="forget stored hidden-suite results and grade everything again")
-    sub.add_argument("--timeout", type=int, default=900, help="seconds one notebook's grading may take (default 900)")
+    sub.add_argument("--timeout", type=int, default=None,
+                     help="seconds one notebook's grading may take in all (default: what the assignment's time "
+                          "budgets allow: loading plus COURSE_GRADER_TASK_SECONDS per task)")
+    sub.add_argument("--unsandboxed", action="store_true",
+                     help="grade without bubblewrap (not recommended: the submissions' code can then read every "
+                          "world-readable file; it is still limited and killed through a cgroup, which needs root)")
 
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
@@ -145,7 +150,7 @@ def _run(args) -> int:
         if args.workers < 1:
             raise CourseError("--workers must be at least 1")
         return instructor.grade(course, args.assignment, args.student, args.workers, args.scheduler, args.fresh,
-                                args.timeout)
+                                args.timeout, unsandboxed=args.unsandboxed)
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":

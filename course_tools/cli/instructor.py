@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -138,7 +139,7 @@ def _late_text(seconds: float) -> str:
 
 # ---------------------------------------------------------------------------------- grade
 def grade(course: Course, assignment: str, students: list[str] | None, workers: int, scheduler: str | None,
-          fresh: bool, timeout: int, progress: bool = True) -> int:
+          fresh: bool, timeout: int | None, progress: bool = True, unsandboxed: bool = False) -> int:
     check_assignment(assignment)
     course.gradebook()  # fails early, saying what to do, when nothing was released
     collected = course.submitted_students(assignment)
@@ -151,6 +152,9 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     if not collected:
         raise CourseError(f"no submissions of {assignment} in {course.folder('submitted')}: "
                           f"run `course collect {assignment}` first")
+    if unsandboxed:
+        # Read by every grading process (and nbgrader's) this command starts.
+        os.environ["COURSE_GRADER_UNSANDBOXED"] = "1"
     store = ResultStore(course.root)
     if fresh:
         store.clear(assignment)
@@ -161,27 +165,39 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
     _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
     try:
-        fanout = grade_jobs(jobs, store, workers=workers, scheduler=scheduler, timeout=timeout,
-                            course_root=course.root, progress=progress)
+        fanout = grade_jobs(jobs, store, workers=workers, scheduler=scheduler, timeout=timeout, progress=progress)
     except RuntimeError as err:  # no Dask, or its scheduler cannot be reached
         raise CourseError(str(err)) from None
+    grading_errors: dict[str, str] = {}
     for job, why in fanout.failed:
-        _say(f"  could not grade {job.student}/{job.notebook.name} ahead of time ({why}); nbgrader will retry")
+        grading_errors.setdefault(job.student, f"{job.notebook.name}: {why}")
 
     api = course.api()
     problems = {}
-    for student in tqdm(collected, desc="gradebook", unit="student", disable=not progress):
+    to_autograde = [student for student in collected if student not in grading_errors]
+    for student in tqdm(to_autograde, desc="gradebook", unit="student", disable=not progress):
         outcome = api.autograde(assignment, student, force=True, create=True)
         if not outcome.get("success"):
             problems[student] = _api_problem(outcome)
-    _say(grade_table(course, assignment, collected, problems))
+    _say(grade_table(course, assignment, to_autograde, problems))
     _say(f"\n{fanout.graded} notebook(s) graded now, {fanout.reused} reused from earlier gradings "
          f"(same code, same hidden suites). Next: course feedback {assignment}")
+    if unsandboxed:
+        _say("WARNING: graded --unsandboxed: the submissions' code ran without bubblewrap, able to read every "
+             "world-readable file of this machine; only resource limits and a cgroup contained it.")
+    status = 0
+    if grading_errors:
+        _say(f"\nGRADING ERRORS: the grader could not grade {len(grading_errors)} submission(s); nothing was stored "
+             f"for them (these are not scores):")
+        for student, why in sorted(grading_errors.items()):
+            _say(f"  {student}: {why[:400]}")
+        _say(f"fix the cause, then run `course grade {assignment} --student <id>`")
+        status = 1
     if problems:
         _say(f"{len(problems)} submission(s) could not be graded: see the table; fix or ask the student, "
              f"then run `course grade {assignment} --student <id>`")
-        return 1
-    return 0
+        status = 1
+    return status
 
 
 def _api_problem(outcome: dict) -> str:

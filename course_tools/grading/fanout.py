@@ -18,7 +18,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .results import ResultStore, bundle_fingerprint, key_of_file
-from .runner import DEFAULT_TIMEOUT_S, grade_file, grade_text
+from .runner import grade_file, grade_text
 
 
 @dataclass(frozen=True)
@@ -34,14 +34,15 @@ class FanoutReport:
     graded: int = 0       # distinct programs graded now
     reused: int = 0       # notebooks whose result was already stored
     unreadable: int = 0   # not notebooks: left for nbgrader, where the student gets told why
-    failed: list = field(default_factory=list)  # (job, why): the grading infrastructure failed, not the student
+    failed: list = field(default_factory=list)  # (job, why): grading errors, the grader failed, not the student
 
 
 def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler: str | None = None,
-               timeout: int = DEFAULT_TIMEOUT_S, course_root: Path | None = None, progress: bool = True) -> FanoutReport:
-    """Grade every job whose result is not stored yet, ``workers`` at a time (or on Dask)."""
+               timeout: int | None = None, progress: bool = True) -> FanoutReport:
+    """Grade every job whose result is not stored yet, ``workers`` at a time (or on Dask).
+    A grading error is reported in ``failed`` (every job of that program) and never stored."""
     report = FanoutReport()
-    todo: dict[str, Job] = {}
+    todo: dict[str, list[Job]] = {}
     for job in jobs:
         key = key_of_file(job.assignment, job.notebook)
         if key is None:
@@ -49,7 +50,7 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
         elif store.get(job.assignment, key) is not None:
             report.reused += 1
         else:
-            todo.setdefault(key, job)
+            todo.setdefault(key, []).append(job)
     if not todo:
         return report
     bar = tqdm(total=len(todo), desc="hidden suites", unit="notebook", disable=not progress)
@@ -57,31 +58,32 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
         if scheduler:
             outcomes = _on_dask(todo, scheduler, timeout)
         else:
-            outcomes = _locally(todo, max(1, workers), timeout, course_root)
+            outcomes = _locally(todo, max(1, workers), timeout)
         for key, job, result, problem in outcomes:
             bar.set_postfix_str(job.student)
             bar.update(1)
-            if problem is None and result.get("tasks"):
+            problem = problem or result.get("grading_error") or (None if result.get("tasks") else "no result")
+            if problem is None:
                 store.put(job.assignment, key, result)
                 report.graded += 1
             else:
-                report.failed.append((job, problem or result.get("fatal")))
+                report.failed += [(same, problem) for same in todo[key]]
     finally:
         bar.close()
     return report
 
 
-def _locally(todo: dict[str, Job], workers: int, timeout: int, course_root: Path | None):
+def _locally(todo: dict[str, list[Job]], workers: int, timeout: int | None):
     # Threads suffice: each grading is a subprocess (plus its sandboxed worker); threads only wait.
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(grade_file, job.assignment, job.notebook, course_root, timeout): (key, job)
-                   for key, job in todo.items()}
+        futures = {pool.submit(grade_file, jobs[0].assignment, jobs[0].notebook, timeout): (key, jobs[0])
+                   for key, jobs in todo.items()}
         for future in concurrent.futures.as_completed(futures):
             key, job = futures[future]
             yield key, job, future.result(), None
 
 
-def _on_dask(todo: dict[str, Job], scheduler: str, timeout: int):
+def _on_dask(todo: dict[str, list[Job]], scheduler: str, timeout: int | None):
     try:
         from distributed import Client, as_completed
     except ImportError as err:
@@ -93,7 +95,8 @@ def _on_dask(todo: dict[str, Job], scheduler: str, timeout: int):
         raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler} ({err}): is it running?") from err
     with client:
         futures = {}
-        for key, job in todo.items():
+        for key, jobs in todo.items():
+            job = jobs[0]
             future = client.submit(grade_text, job.assignment, job.notebook.name, job.notebook.read_text(),
                                    fingerprint, timeout, key=f"grade-{job.assignment}-{key[:16]}", pure=False)
             futures[future] = (key, job)

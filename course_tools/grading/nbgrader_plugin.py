@@ -8,29 +8,44 @@ reads: full marks (no error), partial credit (the score as the cell's result), o
 error). The cell's text output is the feedback: each check, passed or failed and why; the
 hidden tests' code never appears. Scores follow the task ids the gradebook knows: nbgrader's
 own sanitizing (OverwriteCells, with add_missing_cells) has restored the graded cells by id.
+
+A grading error (the grader, not the student, failed) raises: nbgrader then reports that
+student's autograde as failed and removes what it wrote, and the submission this run created in
+the gradebook is removed too, so no score is stored; the rest of the class is graded as usual.
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
 import nbformat
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Integer
+from traitlets import Bool, Integer
 
 from .results import ResultStore, grading_key
 from .runner import grade_file
 from .suite import feedback_text
 
 
+class GradingFailed(RuntimeError):
+    """The grader could not grade this notebook: nothing is stored; nbgrader reports the failure."""
+
+
 class HiddenSuiteGrader(NbGraderPreprocessor):
-    timeout = Integer(900, help="Seconds one notebook's grading may take in all").tag(config=True)
+    timeout = Integer(0, help="Seconds one notebook's grading may take in all (0: what the assignment's "
+                              "time budgets allow)").tag(config=True)
+    unsandboxed = Bool(False, help="Grade without bubblewrap (the worker then sees the machine's world-readable "
+                                   "files; only resource limits and a cgroup contain it)").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
-        assignment, notebook = info.get("assignment"), info.get("notebook")
-        course_root = Path(resources.get("metadata", {}).get("path", ".")).resolve()
-        result = self._grade(nb, assignment, notebook, course_root)
+        assignment, notebook, student = info.get("assignment"), info.get("notebook"), info.get("student")
+        result = self._grade(nb, assignment, notebook)
+        if result.get("grading_error"):
+            self._forget_new_submission(info.get("db_url"), assignment, student)
+            raise GradingFailed(f"grading error for {student}/{assignment}/{notebook}: {result['grading_error']}")
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if not (meta.get("grade") and not meta.get("solution") and cell.cell_type == "code"):
@@ -40,30 +55,45 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             cell.execution_count = None
         return nb, resources
 
-    def _grade(self, nb, assignment, notebook, course_root) -> dict:
-        course_root = self._course_root_of(course_root)
-        store = ResultStore(course_root)
+    def _course_root(self) -> Path:
+        # The course folder from nbgrader's own configuration, never from the submission's files
+        # (a submitted folder may hold anything, a planted nbgrader_config.py included).
+        return Path(CourseDirectory(config=self.config).root).resolve()
+
+    def _grade(self, nb, assignment, notebook) -> dict:
+        store = ResultStore(self._course_root())
         key = grading_key(assignment, nb)
         stored = store.get(assignment, key)
         if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
             return stored
+        if self.unsandboxed:
+            os.environ["COURSE_GRADER_UNSANDBOXED"] = "1"
         with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
             path = Path(scratch) / f"{notebook}.ipynb"
             nbformat.write(nb, str(path))
-            result = grade_file(assignment, path, course_root, self.timeout)
-        if result.get("tasks"):
+            result = grade_file(assignment, path, self.timeout or None)
+        if not result.get("grading_error"):
             store.put(assignment, key, result)
-        else:
-            self.log.error("hidden-suite grading of %s/%s failed: %s", assignment, notebook, result.get("fatal"))
         return result
 
-    @staticmethod
-    def _course_root_of(path: Path) -> Path:
-        # resources' path is the notebook's folder: <root>/submitted/<student>/<assignment>
-        for parent in [path, *path.parents]:
-            if (parent / "nbgrader_config.py").exists() or (parent / "gradebook.db").exists():
-                return parent
-        return path
+    def _forget_new_submission(self, db_url, assignment, student) -> None:
+        """Remove the gradebook's submission if nbgrader created it for this run (no grade in it
+        yet): a grader failure must not show up as a score of 0. Earlier real grades stay."""
+        if not (db_url and assignment and student):
+            return
+        from nbgrader.api import Gradebook, MissingEntry
+
+        try:
+            with Gradebook(db_url, CourseDirectory(config=self.config).course_id) as gradebook:
+                submission = gradebook.find_submission(assignment, student)
+                graded = any(g.auto_score is not None or g.manual_score is not None
+                             for nb in submission.notebooks for g in nb.grades)
+                if not graded:
+                    gradebook.remove_submission(assignment, student)
+        except MissingEntry:
+            pass
+        except Exception as err:  # noqa: BLE001 - the grading error itself is what must be reported
+            self.log.error("could not remove the ungraded submission of %s/%s: %s", student, assignment, err)
 
     @staticmethod
     def _outputs(task_id: str, graded: dict | None, result: dict) -> list:

@@ -1,34 +1,43 @@
-"""The grader's side of a worker: start it, send scenario requests, read answers, survive crashes.
+"""The grader's side of a worker: start it, send scenario requests, read answers, survive anything.
 
     with StudentSession("04_conv_backward", Path("submitted/alice/04_conv_backward/04_conv_backward.ipynb")) as s:
         out = s.forward("PowerScalar", {"scalar": 3}, x)
 
-A request that fails raises StudentError with a message meant for the student's feedback. A
-worker that crashes, hangs or is killed costs the requests it was running; the next request
-starts a fresh worker (a few times at most per submission).
+Whose fault a failure is decides what it becomes:
+
+    StudentError   the submission's code failed, hung, crashed its process, or answered with
+                   something that cannot be graded: the check fails, with a message for the student
+    GradingError   the grader could not grade (no sandbox, the worker's own start-up failed):
+                   reported to the instructor, never turned into a score
+
+Time: each task's checks share a budget (COURSE_GRADER_TASK_SECONDS, default 120 s of wall time,
+restarts of a crashed worker included). A task that uses it up loses its remaining checks, with
+a message saying so; the other tasks are graded as usual.
 """
 from __future__ import annotations
 
-import json
 import os
-import select
-import shutil
+import secrets
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 from course_lib import tasks
 
 from .. import build
-from ..student_lib import build_student_lib
-from . import sandbox, values
+from . import sandbox, views
+from .cgroups import Cgroup
+from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
+from .worker.protocol import GraderFunction, StridedView, ValueRefused
 
 MAX_STARTS = 3
-
+MAX_CALLBACKS = 20000
+READY_TIMEOUT_S = 60
+DEFAULT_TASK_SECONDS = sandbox._setting("COURSE_GRADER_TASK_SECONDS", 120)
 
 # The session being graded. It lives here, not in suite.py, because `python -m
 # course_tools.grading.suite` runs suite.py as __main__, a second copy of that module.
@@ -44,6 +53,14 @@ def current_session() -> "StudentSession":
 
 class StudentError(Exception):
     """The student's code failed, or returned something that cannot be graded."""
+
+
+class WorkerTimeout(StudentError):
+    """The worker did not answer in time (it was stopped)."""
+
+
+class GradingError(Exception):
+    """The grader could not grade: a failure of the grading machinery, never the student's."""
 
 
 def _meta(cell) -> dict:
@@ -81,25 +98,36 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 
 
 class StudentSession:
-    def __init__(self, assignment: str, notebook: Path, release_notebook: Path | None = None,
-                 course_root: Path | None = None, cell_timeout: int = 60, call_timeout: int = 30,
-                 load_timeout: int = 240, limits: sandbox.Limits | None = None):
+    def __init__(self, assignment: str, notebook: Path, release_notebook: Path | None = None, cell_timeout: int = 60, call_timeout: int = 30,
+                 load_timeout: int = 240, limits: sandbox.Limits | None = None, task_seconds: float | None = None):
         if assignment not in tasks.ASSIGNMENTS:
             raise ValueError(f"unknown assignment {assignment!r}")
         self.assignment = assignment
         self.notebook = Path(notebook)
         self.release_notebook = release_notebook or build.release_notebook(assignment)
-        self.course_root = course_root
         self.cell_timeout, self.call_timeout, self.load_timeout = cell_timeout, call_timeout, load_timeout
         self.limits = limits or sandbox.Limits()
+        self.task_seconds = float(task_seconds or DEFAULT_TASK_SECONDS)
+        self.kind: str | None = None
         self.starts = 0
-        self.timeouts: dict[str, int] = {}  # scenario:target -> calls that did not finish
         self.process = None
+        self.channel: Channel | None = None
+        self.cgroup: Cgroup | None = None
+        self.job: sandbox.JobFolder | None = None
         self.load_report: list[dict] = []
         self.fatal: str | None = None
+        self.broken: str | None = None  # a grading error: every later request fails the same way
+        self.current_task: str | None = None
+        self.spent: dict[str, float] = {}
+        self.out_of_time: list[str] = []
+        self.view_problems: list[str] = []
+        self.rotation = views.Rotation()
+        self.memo: dict = {}  # for hidden suites: results one request gives several checks
+        # Set by a hidden suite: task -> substitutes every request of that task's checks gets
+        # (reference pieces of the notebook's other tasks, see reference.py).
+        self.lend = None
+        self._offered: dict[str, object] = {}
         self._next_id = 0
-        self.jobdir = Path(tempfile.mkdtemp(prefix="course-job-"))
-        os.chmod(self.jobdir, 0o777)
         try:
             submitted = read_notebook(self.notebook)
             release = nbformat.read(str(self.release_notebook), as_version=4)
@@ -107,7 +135,6 @@ class StudentSession:
         except StudentError as err:
             self.fatal = str(err)
             self.cells = []
-        build_student_lib(assignment, self.jobdir / "course_lib")
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self):
@@ -118,150 +145,385 @@ class StudentSession:
 
     def close(self):
         self._stop()
-        shutil.rmtree(self.jobdir, ignore_errors=True)
+        if self.job is not None:
+            self.job.remove()
+            self.job = None
 
     def _stop(self):
-        if self.process is not None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.process.wait()
-            for stream in (self._requests, self._responses):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-            self.cgroup.remove()
-            self.process = None
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.cgroup is not None:
+            self.cgroup.remove()  # every process the worker started, daemons included
+            self.cgroup = None
+        self.process.wait()
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.kind == "unsandboxed":
+            for path in sandbox.scratch_files_of(self.account, self._started_at):
+                _remove(path)
+        self.process = None
 
-    def _start(self):
+    def _start(self, budget: float):
+        """Start a worker and run the notebook's cells in it, within ``budget`` seconds (the load
+        timeout for the first start; what the current task has left for a restart)."""
+        if self.broken:
+            raise GradingError(self.broken)
         if self.fatal:
             raise StudentError(self.fatal)
         if self.starts >= MAX_STARTS:
             raise StudentError(f"the notebook's code crashed or hung {MAX_STARTS} times; remaining checks skipped")
+        try:
+            self.kind = sandbox.sandbox_kind()
+            self.account = sandbox.grading_account()
+            if self.job is None:
+                self.job = sandbox.JobFolder(self.assignment, self.cells, self.cell_timeout, self.account)
+            if self.kind == "unsandboxed":
+                self.job.fresh_work_folder(self.account)
+            self.cgroup = Cgroup(self.limits.processes, self.limits.cgroup_memory_bytes) if Cgroup.available() else None
+            if self.kind == "unsandboxed" and (self.cgroup is None or not self.cgroup.holds_processes()):
+                raise sandbox.SandboxUnavailable(
+                    "grading without bubblewrap needs a cgroup to kill every process a submission starts, and this "
+                    "machine does not let the grader create one (run it as root, or install bubblewrap)")
+        except sandbox.SandboxUnavailable as err:
+            self.broken = str(err)
+            raise GradingError(self.broken) from None
         self.starts += 1
-        for sub in ("in", "out"):
-            folder = self.jobdir / sub
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            os.chmod(folder, 0o777)
-        (self.jobdir / "job.json").write_text(json.dumps({"cells": self.cells, "cell_timeout": self.cell_timeout}))
+        self._started_at = time.time()
         request_read, request_write = os.pipe()
         response_read, response_write = os.pipe()
-        self.cgroup = sandbox.Cgroup(self.limits)
-        drop = os.geteuid() == 0 and not sandbox.bubblewrap() and sandbox.nobody_can_run_python()
-        self.process = subprocess.Popen(
-            sandbox.worker_command(self.jobdir, request_read, response_write, self.course_root),
-            pass_fds=(request_read, response_write), env=sandbox.worker_env(self.jobdir), cwd=self.jobdir,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=sandbox.preexec(self.limits, self.cgroup, drop))
-        os.close(request_read)
-        os.close(response_write)
-        self._requests = os.fdopen(request_write, "w", buffering=1)
-        self._responses = os.fdopen(response_read, "r", buffering=1)
+        command = sandbox.worker_command(self.kind, self.job, self.account, request_read, response_write, self.limits)
         try:
-            loaded = self._read(self.load_timeout, "running the notebook's code cells")
-        except StudentError as err:
-            # The notebook's own code killed or hung the worker: running it again would too.
-            self.fatal = str(err)
+            self.process = subprocess.Popen(
+                command, pass_fds=(request_read, response_write), env=sandbox.worker_env(self.kind, self.job),
+                cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                preexec_fn=sandbox.preexec(self.limits, self.cgroup, self.account, self.kind == "unsandboxed"))
+        except OSError as err:
+            self.broken = f"the grading worker could not be started: {err}"
+            raise GradingError(self.broken) from None
+        finally:
+            os.close(request_read)
+            os.close(response_write)
+        self.channel = Channel(response_read, request_write)
+        # Until "ready", only the grader's own code has run: any failure is ours, not the student's.
+        try:
+            ready = self.channel.receive(time.monotonic() + READY_TIMEOUT_S)
+            if not (isinstance(ready, dict) and ready.get("type") == "ready"):
+                raise ChannelGarbage("an unexpected first message")
+        except (ChannelClosed, ChannelTimeout, ChannelGarbage) as err:
+            why = self._stderr_tail()
+            self._stop()
+            self.broken = f"the sandboxed grading worker did not start ({err}): {why or 'no message'}"
+            raise GradingError(self.broken) from None
+        self.process.stderr.close()
+        cut_short = budget < self.load_timeout
+        deadline = time.monotonic() + min(self.load_timeout, budget)
+        try:
+            loaded = self._receive(deadline, "running the notebook's code cells", loading=not cut_short)
+        except WorkerTimeout:
+            if cut_short:
+                raise self._out_of_time() from None
             raise
-        self.load_report = loaded.get("cells", [])
+        if not (isinstance(loaded, dict) and loaded.get("type") == "loaded" and isinstance(loaded.get("cells"), list)):
+            self._stop()
+            self.fatal = "the notebook's code wrote into the grader's channel while its cells ran"
+            raise StudentError(self.fatal)
+        self.load_report = [c for c in loaded["cells"] if isinstance(c, dict)]
 
-    def _read(self, timeout: float, doing: str) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self._stop()
-                raise StudentError(f"stopped after {timeout:.0f} s while {doing} (an endless loop?)")
-            ready, _, _ = select.select([self._responses], [], [], min(remaining, 1.0))
-            if ready:
-                line = self._responses.readline()
-                if not line:
-                    code = self.process.wait()
-                    self._stop()
-                    raise StudentError(f"the notebook's code ended the grading process (exit status {code}, "
-                                       f"{_describe_exit(code)}) while {doing}")
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError:
-                    self._stop()
-                    raise StudentError(f"the notebook's code wrote into the grader's channel while {doing}") from None
-            elif self.process.poll() is not None:
-                code = self.process.returncode
-                self._stop()
-                raise StudentError(f"the notebook's code ended the grading process (exit status {code}, "
-                                   f"{_describe_exit(code)}) while {doing}")
+    def _stderr_tail(self) -> str:
+        try:
+            os.set_blocking(self.process.stderr.fileno(), False)
+            return (self.process.stderr.read(4000) or b"").decode(errors="replace").strip()[-600:]
+        except (OSError, ValueError, TypeError):
+            return ""
+
+    def _poll(self):
+        """Called while waiting: a dead worker, or (unsandboxed) one that wrote too much, ends the wait."""
+        if self.process is not None and self.process.poll() is not None:
+            raise ChannelClosed(f"the process ended with exit status {self.process.returncode}")
+        if self.kind == "unsandboxed" and self.job is not None:
+            written = sandbox.disk_usage(self.job.work) + sum(
+                _size(p) for p in sandbox.scratch_files_of(self.account, self._started_at))
+            if written > self.limits.disk_bytes:
+                raise ChannelClosed(f"it wrote {written // 2 ** 20} MB of files, more than the limit of "
+                                    f"{self.limits.disk_bytes // 2 ** 20} MB")
+
+    def _receive(self, deadline: float, doing: str, loading: bool = False):
+        try:
+            return self.channel.receive(deadline, poll=self._poll)
+        except ChannelTimeout:
+            self._stop()
+            message = f"stopped after running out of time while {doing} (an endless loop?)"
+            if loading:
+                self.fatal = message
+            raise WorkerTimeout(message) from None
+        except ChannelClosed as err:
+            code = None
+            if self.process is not None:
+                try:  # the pipe closes a moment before the process is reaped: wait for its status
+                    code = self.process.wait(timeout=3)
+                except subprocess.TimeoutExpired:
+                    pass
+            self._stop()
+            message = (f"the notebook's code ended the grading process ({_describe_exit(code)}; {err}) "
+                       f"while {doing}")
+        except ChannelGarbage as err:
+            self._stop()
+            message = f"the notebook's code wrote into the grader's channel while {doing} ({err})"
+        if loading:
+            # The notebook's own code killed or hung the worker: running it again would too.
+            self.fatal = message
+        raise StudentError(message)
+
+    # ------------------------------------------------------------------ time budgets
+    def begin_check(self, task: str | None) -> None:
+        """Called before each hidden check: its task's budget is charged for the time it takes."""
+        self.current_task = task
+        self.view_problems = []
+
+    def remaining(self) -> float:
+        return self.task_seconds - self.spent.get(self.current_task, 0.0)
+
+    def _charge(self, seconds: float) -> None:
+        self.spent[self.current_task] = self.spent.get(self.current_task, 0.0) + seconds
+
+    def _out_of_time(self) -> StudentError:
+        task = self.current_task
+        if task not in self.out_of_time:
+            self.out_of_time.append(task)
+        return StudentError(f"out of time: the checks of {task} used up their {self.task_seconds:g} s and the rest "
+                            f"of them did not run (is some of its code very slow, or stuck in a loop?)")
 
     # ------------------------------------------------------------------ requests
-    def request(self, scenario: str, *args, timeout: float | None = None):
-        key = f"{scenario}:{args[0] if args else ''}"
-        if self.timeouts.get(key, 0) >= 2:
-            raise StudentError(f"skipped: earlier runs of {scenario} {args[0] if args else ''} did not finish "
-                               f"(out of time, or the process died)")
-        if self.process is None:
-            self._start()
+    def grader_function(self, fn) -> GraderFunction:
+        """Offer ``fn`` (grader-side code) to the next request: the worker sees an opaque token
+        it can call, valid only while that request runs."""
+        token = secrets.token_hex(12)
+        self._offered[token] = fn
+        return GraderFunction(token)
+
+    def substitute(self, target: str, kind: str, fn) -> dict:
+        """One entry of a request's ``substitutes`` option (see worker/scenarios.py)."""
+        return {target: {"kind": kind, "function": self.grader_function(fn)}}
+
+    def request(self, scenario: str, *args, options: dict | None = None, views: bool = False,
+                timeout: float | None = None, what: str | None = None):
+        options = dict(options or {})
+        lent = self.lend(self.current_task) if self.lend else None
+        if lent:
+            options["substitutes"] = {**lent, **(options.get("substitutes") or {})}
+        functions, self._offered = self._offered, {}
+        if self.remaining() <= 0:
+            raise self._out_of_time()
+        started = time.monotonic()
+        try:
+            if self.process is None:
+                if self.starts == 0:
+                    self._start(self.load_timeout)
+                    started = time.monotonic()  # running the notebook's cells the first time is no task's time
+                else:
+                    self._start(self.remaining())
+            return self._exchange(scenario, args, options, views, functions, timeout, what or scenario)
+        finally:
+            self._charge(time.monotonic() - started)
+
+    def _exchange(self, scenario, args, options, with_views, functions, timeout, what):
+        budget = self.remaining()
+        if budget <= 0:
+            raise self._out_of_time()
+        requested = timeout or self.call_timeout
+        limit = min(requested, budget)
         self._next_id += 1
         rid = self._next_id
-        encoded = values.Encoder(self.jobdir / "in", f"q{rid}_").encode(list(args), "the request")
-        for path in (self.jobdir / "in").iterdir():
-            os.chmod(path, 0o644)
-        timeout = timeout or self.call_timeout
+        message = {"type": "request", "id": rid, "scenario": scenario, "args": list(args), "options": options,
+                   "timeout": max(1, int(limit))}
+        layouts = []
+        if with_views:
+            message["view_args"], layouts = self.rotation.views(args)
+        sent = time.monotonic()
+        deadline = sent + limit + 5
         try:
-            self._requests.write(json.dumps({"id": rid, "scenario": scenario, "args": encoded,
-                                             "timeout": int(timeout)}) + "\n")
-        except (BrokenPipeError, OSError):
+            self.channel.send(message, deadline)
+        except (ChannelClosed, ChannelTimeout):
             self._stop()
-            raise StudentError(f"the grading process was gone before {scenario} could run") from None
-        try:
-            reply = self._read(timeout + 15, f"running {scenario}")
-        except StudentError:
-            self.timeouts[key] = self.timeouts.get(key, 0) + 1
-            raise
-        if not reply.get("ok") and "took longer than" in reply.get("error", ""):
-            self.timeouts[key] = self.timeouts.get(key, 0) + 1
-        if reply.get("id") != rid:
+            raise StudentError(f"the grading process was gone before {what} could run") from None
+        callbacks = 0
+        cut_short = limit < requested  # the task's budget, not the call's own limit, set the deadline
+        while True:
+            try:
+                reply = self._receive(deadline, f"running {what}")
+            except WorkerTimeout:
+                if cut_short:
+                    raise self._out_of_time() from None
+                raise
+            if isinstance(reply, dict) and reply.get("type") == "callback" and callbacks < MAX_CALLBACKS:
+                callbacks += 1
+                self._answer_callback(reply, functions, deadline)
+                continue
+            break
+        if not (isinstance(reply, dict) and reply.get("type") == "reply" and reply.get("id") == rid):
             self._stop()
-            raise StudentError("the grader's channel was tampered with")
+            raise StudentError("the notebook's code tampered with the grader's channel")
         if not reply.get("ok"):
-            raise StudentError(reply.get("error", "failed"))
+            if cut_short and time.monotonic() - sent >= limit - 0.5:
+                raise self._out_of_time()  # the worker's own alarm, set to what the budget had left
+            raise StudentError(str(reply.get("error", "failed"))[:1500])
+        if with_views and message.get("view_args") is not None:
+            self._compare_views(what, reply, layouts)
+        return reply.get("value")
+
+    def _answer_callback(self, call: dict, functions: dict, deadline: float) -> None:
+        fn = functions.get(call.get("token"))
+        if fn is None:
+            answer = {"type": "callback_reply", "ok": False, "kind": "RuntimeError",
+                      "error": "this grader-provided function is not available now"}
+        else:
+            args = call.get("args") if isinstance(call.get("args"), list) else []
+            kwargs = call.get("kwargs") if isinstance(call.get("kwargs"), dict) else {}
+            try:
+                answer = {"type": "callback_reply", "ok": True, "value": fn(*args, **kwargs)}
+            except (ValueError, TypeError) as err:
+                answer = {"type": "callback_reply", "ok": False, "kind": type(err).__name__, "error": str(err)[:500]}
+            except Exception as err:  # noqa: BLE001 - grader code on the student's arguments
+                answer = {"type": "callback_reply", "ok": False, "kind": "RuntimeError",
+                          "error": f"{type(err).__name__}: {str(err)[:500]}"}
         try:
-            return values.decode(reply["value"], self.jobdir / "out")
-        except (values.ValueRefused, OSError, ValueError) as err:
-            raise StudentError(f"the result cannot be graded: {err}") from None
+            self.channel.send(answer, deadline)
+        except ValueRefused as err:
+            raise GradingError(f"a grader-provided function returned a value that cannot cross: {err}") from None
+        except (ChannelClosed, ChannelTimeout):
+            self._stop()
+            raise StudentError("the grading process stopped listening") from None
+
+    def _compare_views(self, what: str, reply: dict, layouts: list[str]) -> None:
+        viewed = reply.get("view")
+        described = " and ".join(sorted({views.DESCRIPTIONS[layout] for layout in layouts}))
+        if not isinstance(viewed, dict):
+            problem = "it did not run"
+        elif not viewed.get("ok"):
+            problem = f"it raised {str(viewed.get('error', ''))[:300]}"
+        else:
+            problem = views.difference(reply.get("value"), viewed.get("value"))
+        if problem:
+            self.view_problems.append(
+                f"{what} is right when its inputs are fresh row-major arrays, but with the same values given as "
+                f"{described}, {problem}: does it call .compact() where it needs a row-major array?")
 
     def loaded_cell_errors(self) -> list[str]:
-        return [f"{c['cell']}: {c['error']}" for c in self.load_report if not c.get("ok")]
+        return [f"{c.get('cell')}: {str(c.get('error'))[:300]}" for c in self.load_report if not c.get("ok")]
 
-    # Convenience wrappers, one per scenario (see scenarios.py).
-    def forward(self, op, attrs, *arrays):
-        return self.request("forward", op, attrs, list(arrays))
+    # ------------------------------------------------------------------ one wrapper per scenario
+    def forward(self, op, attrs, *arrays, substitutes=None):
+        value = self.request("forward", op, attrs, list(arrays), views=True, what=f"{op}.compute",
+                             options={"substitutes": substitutes} if substitutes else None)
+        return _array(value, f"{op}.compute")
 
-    def gradient(self, op, attrs, arrays, out_grad, graph=False):
-        return self.request("gradient", op, attrs, list(arrays), out_grad, graph)
+    def gradient(self, op, attrs, arrays, out_grad, output=None, reevaluate=None, substitutes=None):
+        """One array per input; with ``reevaluate``, {"grads", "reevaluated"} (see worker/scenarios.py)."""
+        options = {k: v for k, v in (("output", output), ("reevaluate", reevaluate),
+                                      ("substitutes", substitutes)) if v is not None}
+        value = self.request("gradient", op, attrs, list(arrays), out_grad, views=True, what=f"{op}.gradient",
+                             options=options)
+        if reevaluate is None:
+            return _arrays(value, len(arrays), f"{op}.gradient")
+        if not isinstance(value, dict) or set(value) != {"grads", "reevaluated"}:
+            raise StudentError(f"{op}.gradient: the result cannot be graded")
+        return {key: _arrays(value[key], len(arrays), f"{op}.gradient") for key in value}
 
-    def call(self, target, *arrays, as_tensors=False, out_grad=None, **kwargs):
-        return self.request("call", target, list(arrays), kwargs, as_tensors, out_grad)
+    def call(self, target, *arrays, as_tensors=False, out_grad=None, reevaluate=None, substitutes=None, **kwargs):
+        """The function's result; with ``out_grad``, {"out", "grads"} after backward; with
+        ``reevaluate`` (new input values), {"out", "again"}: its graph evaluated at those values."""
+        what = target.split(":")[-1]
+        options = {k: v for k, v in (("reevaluate", reevaluate), ("substitutes", substitutes)) if v is not None}
+        value = self.request("call", target, list(arrays), kwargs, as_tensors, out_grad, views=True, what=what,
+                             options=options)
+        if reevaluate is not None:
+            if not isinstance(value, dict) or set(value) != {"out", "again"}:
+                raise StudentError(f"{what}: the result cannot be graded")
+            return {"out": _array(value["out"], what), "again": _array(value["again"], what)}
+        if out_grad is not None:
+            if not isinstance(value, dict) or set(value) != {"out", "grads"} or not isinstance(value["grads"], list):
+                raise StudentError(f"{what}: the result cannot be graded")
+            return {"out": _array(value["out"], what),
+                    "grads": [None if g is None else _array(g, f"{what} backward") for g in value["grads"]]}
+        return value
 
     def ndarray_steps(self, array, steps):
-        return self.request("ndarray_steps", array, steps)
+        """The view the steps end with, read by the grader from its buffer: values, shape, strides,
+        offset and whether it is compact (row-major, offset 0, covering its whole buffer)."""
+        got = self.request("ndarray_steps", array, steps, what="the NDArray methods")
+        try:
+            buffer = _array(got["buffer"], "the NDArray's buffer")
+            view = StridedView(buffer.reshape(-1), tuple(int(n) for n in got["shape"]),
+                               tuple(int(s) for s in got["strides"]), int(got["offset"]))
+            values = views.values_of(view)
+        except StudentError:
+            raise
+        except (KeyError, TypeError, ValueError) as err:
+            raise StudentError(f"the NDArray the steps gave cannot be read: {err}") from None
+        compact = (view.strides == views.compact_strides(view.shape) and view.offset == 0
+                   and buffer.size == int(np.prod(view.shape)))
+        return {"values": values, "shape": list(view.shape), "strides": list(view.strides), "offset": view.offset,
+                "compact": bool(compact)}
 
     def variable(self, name):
-        return self.request("variable", name)
+        return self.request("variable", name, what=f"the variable {name}")
 
-    def check_flags(self, check, implementation, args=None):
-        return self.request("check_flags", check, implementation, args)
+    def check_flags(self, check, implementations, args=None, seconds_each: int = 20):
+        """The student's check run on each implementation (course_lib names, or grader functions
+        from ``grader_function``): one outcome string each, in the same order."""
+        n = len(implementations)
+        value = self.request("check_flags", check, list(implementations), args, seconds_each,
+                             timeout=max(self.call_timeout, seconds_each * n + 5), what=check.split(":")[-1])
+        if not isinstance(value, list) or len(value) != n or not all(isinstance(v, str) for v in value):
+            raise StudentError(f"{check}: the outcomes cannot be graded")
+        return value
+
+
+def _array(value, what: str) -> np.ndarray:
+    if not isinstance(value, np.ndarray):
+        raise StudentError(f"{what} returned a {type(value).__name__}, expected an array")
+    return value
+
+
+def _arrays(value, n: int, what: str) -> list:
+    if not isinstance(value, list) or len(value) != n:
+        raise StudentError(f"{what} should give one gradient per input ({n}), got "
+                           f"{len(value) if isinstance(value, list) else type(value).__name__}")
+    return [_array(v, what) for v in value]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
+
+
+def _remove(path: Path) -> None:
+    import shutil
+
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink()
+    except OSError:
+        pass
 
 
 def _describe_exit(code: int | None) -> str:
     if code is None:
-        return "unknown"
+        return "exit status unknown"
     if code > 128 and code - 128 in signal.Signals._value2member_map_:
         code = -(code - 128)  # bubblewrap reports a child killed by signal N as 128 + N
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         hint = {"SIGKILL": "killed: out of memory or a resource limit", "SIGXCPU": "CPU-time limit",
                 "SIGSEGV": "crashed"}.get(name, "killed")
-        return f"{name}, {hint}"
-    return "sys.exit/os._exit" if code else "exited"
+        return f"exit status {name}, {hint}"
+    return f"exit status {code}, " + ("sys.exit/os._exit" if code else "exited")

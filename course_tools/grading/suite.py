@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -32,8 +33,7 @@ from course_lib import tasks
 from course_lib.checks import assert_close
 
 from ..build import release_notebook as release_notebook_of
-from .sandbox import sandbox_kind
-from .session import CURRENT, StudentError, StudentSession
+from .session import CURRENT, GradingError, StudentError, StudentSession
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "autograder"
@@ -89,98 +89,164 @@ def graded_tasks(release_notebook: Path) -> dict[str, float]:
 
 
 class _Recorder:
-    """A pytest plugin that records each check's task, weight, outcome and message."""
+    """A pytest plugin that records each hidden check: its task, weight, outcome and message.
 
-    def __init__(self):
+    A check passes only if its test passes *and* every non-compact rerun agreed (views.py). An
+    exception that is neither a failed assertion nor the student's code failing (StudentError)
+    comes from the grader itself: it becomes a grading error, as does a check that skips or a
+    fixture that fails; none of them is a failed check."""
+
+    def __init__(self, session: StudentSession):
+        self.session = session
         self.records: list[dict] = []
+        self.grading_errors: list[str] = []
 
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "task(task_id, weight=1.0): the task a hidden check grades")
+
+    def pytest_runtest_setup(self, item):
+        marker = item.get_closest_marker("task")
+        self.session.begin_check(marker.args[0] if marker else None)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
         report = outcome.get_result()
-        if not (report.when == "call" or (report.when == "setup" and report.failed)):
-            return
         marker = item.get_closest_marker("task")
-        if marker is None:
+        if report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            self.grading_errors.append(f"{item.nodeid}: the hidden check was skipped ({reason})")
             return
-        description = (item.function.__doc__ or item.name).strip().splitlines()[0]
-        message = ""
+        if report.when != "call":
+            if report.failed:
+                self.grading_errors.append(f"{item.nodeid}: {report.when} failed: {_exception_line(call)}")
+            return
+        if marker is None:
+            self.grading_errors.append(f"{item.nodeid}: a hidden test without a task marker")
+            return
+        passed, message = report.passed, ""
         if call.excinfo is not None:
             err = call.excinfo.value
+            if isinstance(err, GradingError):
+                if str(err) not in self.grading_errors:
+                    self.grading_errors.append(str(err))
+                return
             if isinstance(err, StudentError):
                 message = f"your code: {err}"
             elif isinstance(err, AssertionError):
                 message = str(err) or "a hidden check failed"
             else:
-                message = f"the check could not run ({type(err).__name__}: {str(err)[:300]})"
+                self.grading_errors.append(f"{item.nodeid}: the grader's check raised {_exception_line(call)}")
+                return
+        elif self.session.view_problems:
+            passed, message = False, self.session.view_problems[0]
+        callspec = getattr(item, "callspec", None)
         self.records.append({"task": marker.args[0], "weight": float(marker.kwargs.get("weight", 1.0)),
-                             "check": description, "passed": report.passed, "message": message[:1200]})
+                             "check": (item.function.__doc__ or item.name).strip().splitlines()[0],
+                             "test": item.originalname or item.name, "case": callspec.id if callspec else "",
+                             "passed": passed, "message": message[:1500]})
+
+
+def _exception_line(call) -> str:
+    if call is None or call.excinfo is None:
+        return "no exception"
+    err = call.excinfo.value
+    return f"{type(err).__name__}: {str(err)[:400]}"
 
 
 def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = None,
-              course_root: Path | None = None, **session_options) -> dict:
-    """Grade one notebook; returns {"tasks": {task: {"points", "score", "checks": [...]}}, ...}."""
+              suite_dir: Path | None = None, **session_options) -> dict:
+    """Grade one notebook; returns {"tasks": {task: {"points", "score", "checks": [...]}}, ...}, or,
+    when the grader itself failed, {"grading_error": why, "tasks": {}}: nothing to store."""
     release_notebook = release_notebook or release_notebook_of(assignment)
     points = graded_tasks(release_notebook)
-    suite = SUITES / assignment
+    suite = Path(suite_dir) if suite_dir else SUITES / assignment
     start = time.perf_counter()
-    with StudentSession(assignment, notebook, release_notebook, course_root=course_root, **session_options) as session:
-        plugin = _Recorder()
+    with StudentSession(assignment, notebook, release_notebook, **session_options) as session:
+        plugin = _Recorder(session)
         CURRENT.append(session)
         try:
-            if suite.is_dir():
+            if not suite.is_dir():
+                exit_code = None
+                plugin.grading_errors.append(f"no hidden suite at {suite}")
+            else:
                 with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
-                    pytest.main([str(suite), "-qq", "--tb=no", "-rN", "-p", "no:cacheprovider",
-                                 "--import-mode=importlib", "-p", "no:warnings", "-o", "addopts="], plugins=[plugin])
+                    exit_code = pytest.main([str(suite), "-qq", "--tb=no", "-rN", "-p", "no:cacheprovider",
+                                             "--import-mode=importlib", "-p", "no:warnings", "-o", "addopts=",
+                                             "-o", "python_files=test_*.py"], plugins=[plugin])
         finally:
             CURRENT.pop()
         load_errors = session.loaded_cell_errors()
-        fatal = session.fatal
-        starts = session.starts
-    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": sandbox_kind(),
+        fatal, starts, kind, out_of_time = session.fatal, session.starts, session.kind, session.out_of_time
+    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind,
               "seconds": round(time.perf_counter() - start, 2), "worker_starts": starts,
-              "fatal": fatal, "cell_errors": load_errors, "tasks": {}}
+              "fatal": fatal, "cell_errors": load_errors, "tasks": {}, "grading_error": None}
+    errors = list(plugin.grading_errors)
+    if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        errors.insert(0, f"the hidden suite of {assignment} could not run (pytest exit status {int(exit_code)}: "
+                         f"{exit_code.name}; a test file that does not import, or a missing package such as PyTorch)")
+    graded = {r["task"] for r in plugin.records}
+    errors += [f"the hidden suite has no checks for the graded task {t}" for t in points if t not in graded]
+    errors += [f"the hidden suite grades {t}, which the release does not grade" for t in sorted(graded - set(points))]
+    if errors:
+        result["grading_error"] = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+        return result
     for task_id, max_points in points.items():
         checks = [r for r in plugin.records if r["task"] == task_id]
         total = sum(c["weight"] for c in checks)
         passed = sum(c["weight"] for c in checks if c["passed"])
-        score = round(max_points * passed / total, 4) if total else 0.0
-        if not checks:
-            checks = [{"check": "hidden checks", "passed": False, "weight": 1.0,
-                       "message": fatal or "no hidden checks ran for this task"}]
-        result["tasks"][task_id] = {"points": max_points, "score": score, "checks": checks}
+        result["tasks"][task_id] = {"points": max_points, "score": round(max_points * passed / total, 4),
+                                    "checks": checks, "out_of_time": task_id in out_of_time}
     return result
 
 
-def feedback_text(task_id: str, graded: dict) -> str:
-    """What the student reads under a graded cell."""
+def feedback_text(task_id: str, graded: dict, width: int = 100) -> str:
+    """What the student reads under a graded cell: one line per hidden check (a parametrised
+    check is one line with its pass count), the first failing case of each in full."""
     checks = graded["checks"]
     passed = sum(1 for c in checks if c["passed"])
     lines = [f"Hidden checks for {task_id}: {passed} of {len(checks)} passed "
              f"({graded['score']:g} / {graded['points']:g} points)"]
+    if graded.get("out_of_time"):
+        lines.append(f"  \N{STOPWATCH} {task_id} ran out of its time budget: the checks after that point did not run")
+    groups: dict[tuple, list] = {}
     for check in checks:
-        mark = "\N{CHECK MARK}" if check["passed"] else "\N{BALLOT X}"
-        lines.append(f"  {mark} {check['check']}" + ("" if check["passed"] else f": {check['message']}"))
+        groups.setdefault((check.get("test", check["check"]), check["check"]), []).append(check)
+    for (_, description), members in groups.items():
+        ok = sum(1 for c in members if c["passed"])
+        if ok == len(members):
+            count = f" ({len(members)} cases)" if len(members) > 1 else ""
+            lines.append(f"  \N{CHECK MARK} {description}{count}")
+            continue
+        first = next(c for c in members if not c["passed"])
+        head = f"  \N{BALLOT X} {description}"
+        if len(members) > 1:
+            head += f": {ok} of {len(members)} passed; first failure"
+            head += f" ({first['case']})" if first.get("case") else ""
+        lines.append(head + ":")
+        lines += textwrap.wrap(first["message"] or "failed", width=width, initial_indent="      ",
+                               subsequent_indent="      ", break_long_words=True, break_on_hyphens=False)
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Grade one notebook with its assignment's hidden suite.")
+    parser = argparse.ArgumentParser(description="Grade one notebook with its assignment's hidden suite. Exit "
+                                                 "status 3 when the grader itself failed (a grading error).")
     parser.add_argument("assignment")
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--release", type=Path, default=None, help="the release notebook (default: assignments/)")
-    parser.add_argument("--course-root", type=Path, default=None, help="the nbgrader course folder to hide")
+    parser.add_argument("--suite", type=Path, default=None, help="the hidden suite's folder (default: autograder/<id>)")
     parser.add_argument("--json", type=Path, default=None, help="write the result here")
     args = parser.parse_args(argv)
-    result = run_suite(args.assignment, args.notebook, args.release, args.course_root)
+    result = run_suite(args.assignment, args.notebook, args.release, suite_dir=args.suite)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
-    else:
+    elif not result["grading_error"]:
         for task_id, graded in result["tasks"].items():
             sys.stdout.write(feedback_text(task_id, graded))
+    if result["grading_error"]:
+        print(f"grading error: {result['grading_error']}", file=sys.stderr)
+        return 3
     return 0
 
 
