@@ -5,6 +5,10 @@ import numpy as np
 import pytest
 
 from course_tools.grading.suite import expect_close, task
+from course_tools.grading.views import view_of
+
+# A check of one task never builds its input with another task's method: a non-compact input
+# arrives as a view made here (view_of), so a stubbed permute costs permute alone.
 
 
 def element_strides(view: np.ndarray) -> list:
@@ -143,7 +147,7 @@ def test_broadcast_to_is_a_view_with_zero_strides(student, rng, src, dst):
 def test_broadcast_to_of_a_permuted_view(student, rng):
     """broadcast_to of a transposed (non-compact) matrix keeps its strides"""
     x = rng.standard_normal((1, 4))
-    got = student.ndarray_steps(x, [["permute", [1, 0]], ["broadcast_to", [2, 4, 3]]])
+    got = student.ndarray_steps(view_of(x, x.T), [["broadcast_to", [2, 4, 3]]])
     check_view(got, np.broadcast_to(x.T, (2, 4, 3)), x, "a (1, 4) matrix transposed, then broadcast to (2, 4, 3)")
 
 
@@ -151,7 +155,7 @@ def test_broadcast_to_of_a_permuted_view(student, rng):
 def test_broadcast_to_of_a_slice_keeps_the_offset(student, rng):
     """broadcast_to of a view that starts inside the buffer (offset kept)"""
     x = rng.standard_normal((3, 4))
-    got = student.ndarray_steps(x, [["getitem", [[1, 2, None], [None, None, None]]], ["broadcast_to", [5, 1, 4]]])
+    got = student.ndarray_steps(view_of(x, x[1:2, :]), [["broadcast_to", [5, 1, 4]]])
     check_view(got, np.broadcast_to(x[1:2, :], (5, 1, 4)), x, "x[1:2, :] of a (3, 4) array broadcast to (5, 1, 4)")
 
 
@@ -203,7 +207,7 @@ def test_getitem_of_views(student, rng):
     got = student.ndarray_steps(x, [["getitem", [[1, None, None], [None, None, 2], [5, 0, -1]]],
                                     ["getitem", [[None, None, -2], [1, None, None], 2]]])
     check_view(got, x[1:, ::2, 5:0:-1][::-2, 1:, 2:3], x, "a[1:, ::2, 5:0:-1][::-2, 1:, 2] of a (4, 5, 6) array")
-    got = student.ndarray_steps(x, [["permute", [2, 0, 1]], ["getitem", [[1, 5, 3], -1, [None, None, -1]]]])
+    got = student.ndarray_steps(view_of(x, x.transpose(2, 0, 1)), [["getitem", [[1, 5, 3], -1, [None, None, -1]]]])
     check_view(got, x.transpose(2, 0, 1)[1:5:3, -1:, ::-1], x, "a.permute((2, 0, 1))[1:5:3, -1, ::-1] of (4, 5, 6)")
 
 
@@ -247,9 +251,9 @@ def test_flip_with_an_int_axis(student, rng):
 def test_flip_of_a_permuted_view(student, rng):
     """flip of a permuted (non-compact) view"""
     x = rng.standard_normal((2, 3, 4))
-    check_copy(student.ndarray_steps(x, [["permute", [2, 0, 1]], ["flip", [0, 2]]]),
+    check_copy(student.ndarray_steps(view_of(x, x.transpose(2, 0, 1)), [["flip", [0, 2]]]),
                np.flip(x.transpose(2, 0, 1), (0, 2)), "a.permute((2, 0, 1)).flip((0, 2)) of (2, 3, 4)")
-    check_copy(student.ndarray_steps(x, [["permute", [1, 2, 0]], ["flip", [1]]]),
+    check_copy(student.ndarray_steps(view_of(x, x.transpose(1, 2, 0)), [["flip", [1]]]),
                np.flip(x.transpose(1, 2, 0), 1), "a.permute((1, 2, 0)).flip((1,)) of (2, 3, 4)")
 
 
@@ -257,9 +261,9 @@ def test_flip_of_a_permuted_view(student, rng):
 def test_flip_of_a_view_with_an_offset(student, rng):
     """flip of a slice that starts inside the buffer (its offset counts)"""
     x = rng.standard_normal((4, 5, 3))
-    check_copy(student.ndarray_steps(x, [["getitem", [[1, 3, None], [2, 5, None], [1, None, None]]], ["flip", [0, 1]]]),
+    check_copy(student.ndarray_steps(view_of(x, x[1:3, 2:5, 1:]), [["flip", [0, 1]]]),
                np.flip(x[1:3, 2:5, 1:], (0, 1)), "a[1:3, 2:5, 1:].flip((0, 1)) of (4, 5, 3)")
-    check_copy(student.ndarray_steps(x, [["getitem", [2, [None, None, None], [None, None, None]]], ["flip", [2]]]),
+    check_copy(student.ndarray_steps(view_of(x, x[2:3]), [["flip", [2]]]),
                np.flip(x[2:3], 2), "a[2].flip((2,)) of (4, 5, 3)")
 
 
@@ -267,7 +271,7 @@ def test_flip_of_a_view_with_an_offset(student, rng):
 def test_flip_of_a_broadcast_view(student, rng):
     """flip of a broadcast view (stride 0)"""
     x = rng.standard_normal((4, 1))
-    check_copy(student.ndarray_steps(x, [["broadcast_to", [2, 4, 3]], ["flip", [0, 1, 2]]]),
+    check_copy(student.ndarray_steps(view_of(x, np.broadcast_to(x, (2, 4, 3))), [["flip", [0, 1, 2]]]),
                np.flip(np.broadcast_to(x, (2, 4, 3)), (0, 1, 2)), "a (4, 1) column broadcast to (2, 4, 3), flipped")
 
 
@@ -317,7 +321,7 @@ def test_pad_images_and_vectors(student, rng):
 def test_pad_of_a_permuted_view(student, rng):
     """pad of a transposed (non-compact) matrix"""
     x = rng.standard_normal((2, 4))
-    check_copy(student.ndarray_steps(x, [["permute", [1, 0]], ["pad", [[1, 0], [2, 1]]]]),
+    check_copy(student.ndarray_steps(view_of(x, x.T), [["pad", [[1, 0], [2, 1]]]]),
                np.pad(x.T, [(1, 0), (2, 1)]), "pad [[1, 0], [2, 1]] of a transposed (2, 4) matrix")
 
 

@@ -2,50 +2,56 @@
 planted-bug checks, on inputs the notebook never used.
 
 central_difference takes a Python function, which cannot cross into the worker. It is checked
-  * through course_lib.gradient_check (which calls the student's central_difference) on course_lib
-    ops reached by name, via the check_flags scenario: "passed" means the numerical gradient
-    agrees with autograd to 1e-6;
+  * on course_lib ops reached by name (the numerical_gradient scenario runs the student's
+    central_difference on x -> sum(op(x) * projection)), against autograd's gradients computed
+    here by the reference course_lib;
   * through `numeric`, the numerical gradient the notebook's section 5 computed (float32 loss,
     h = 1e-4, every probe deterministic), recomputed here with the reference central_difference;
-  * through the central_difference_of scenario (a catalogue of functions in the worker), when
-    the framework has it.
-The planted-bug implementations live in course_tools.grading.planted_bugs, where the worker can
-reach them (it cannot see autograder/).
+  * through the central_difference_of scenario (a catalogue of functions in the worker).
+The planted bugs (course_tools.grading.planted_bugs) and the correct implementations the checks
+must accept run here, in the grader: the student's checks receive them as functions that call
+back into the grader, all alike and in an order drawn for each grading, so a check can only tell
+them apart by what they compute.
 
 PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
 """
 import importlib
-import importlib.util
+import random
 
 import numpy as np
 import pytest
 
+from course_lib import nd, ops
+from course_lib.autograd import Tensor
 from course_lib.gradcheck import central_difference as reference_central_difference
-from course_tools.grading.scenarios import SCENARIOS
+from course_lib.gradcheck import rel_error
+from course_lib.naive import conv2d_backward as naive_conv2d_backward
+from course_tools.grading import planted_bugs
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
-
-HAS_CENTRAL_DIFFERENCE_OF = "central_difference_of" in SCENARIOS
-needs_central_difference_of = pytest.mark.skipif(not HAS_CENTRAL_DIFFERENCE_OF,
-                                                 reason="the central_difference_of scenario is not available")
-
-
-def _planted_bugs():
-    try:
-        if importlib.util.find_spec("course_tools.grading.planted_bugs") is None:
-            return None
-        return importlib.import_module("course_tools.grading.planted_bugs")
-    except ImportError:
-        return None
-
-
-PLANTED = _planted_bugs()
 
 
 # ----------------------------------------------------------------------------------- gradient_check
-def gradient_check_of(student, function, *arrays):
-    """course_lib.gradient_check(function, *arrays) in the worker (it runs the student's
-    central_difference): 'passed', 'flagged: ...' or 'crashed: ...'."""
-    return student.check_flags("course_lib.gradcheck:gradient_check", function, list(arrays))
+def gradient_check_of(student, function, *arrays, h=1e-6, tol=1e-6):
+    """The student's central_difference (h = 1e-6) of each input of ``function``, against autograd's
+    gradient computed here: None when every input agrees to ``tol`` (rel_error), else why not."""
+    module, _, name = function.partition(":")
+    fn = getattr(importlib.import_module(module), name)
+    values = [np.array(a, dtype=np.float64) for a in arrays]
+    tensors = [Tensor(v, dtype="float64") for v in values]
+    out = fn(*tensors)
+    projection = np.random.default_rng(0).standard_normal(out.shape)
+    out.backward(Tensor(projection, dtype="float64", requires_grad=False))
+    numeric = student.request("numerical_gradient", function, values, projection, h, what="central_difference")
+    if not isinstance(numeric, list) or len(numeric) != len(values):
+        raise StudentError("central_difference: the result cannot be graded")
+    for i, (got, t) in enumerate(zip(numeric, tensors)):
+        if not isinstance(got, np.ndarray) or got.shape != values[i].shape:
+            return f"for input {i} it returned {getattr(got, 'shape', type(got).__name__)}, expected shape {values[i].shape}"
+        error = rel_error(got, t.grad.numpy())
+        if not error <= tol:
+            return f"for input {i} (shape {values[i].shape}) it is off by rel_error {error:.2e} (more than {tol:g})"
+    return None
 
 
 def _logsumexp(rng):
@@ -92,12 +98,11 @@ GRADIENT_CHECK_CASES = [
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0].split(":")[1], marks=task("gradient_check", weight=c[3]))
                                   for c in GRADIENT_CHECK_CASES])
 def test_gradient_check_accepts_correct_gradients(student, rng, case):
-    """course_lib.gradient_check, running your central_difference, accepts correct gradients"""
+    """your central_difference agrees with autograd's correct gradients of course_lib ops"""
     function, draw, what, _ = case
-    result = gradient_check_of(student, function, *draw(rng))
-    assert result == "passed", (
-        f"gradient_check (which runs your central_difference with h = 1e-6) did not accept autograd's correct gradient "
-        f"of {what}: {result}")
+    problem = gradient_check_of(student, function, *draw(rng))
+    assert problem is None, (
+        f"your central_difference (with h = 1e-6) does not agree with autograd's correct gradient of {what}: {problem}")
 
 
 # The float32 comparison of section 5 (cell float32_vs_float64): the notebook's last probe there
@@ -147,7 +152,6 @@ def central_difference_of(student, function, x, h):
     return student.request("central_difference_of", function, np.asarray(x, dtype=np.float64), float(h))
 
 
-@needs_central_difference_of
 @pytest.mark.parametrize("case", [
     pytest.param(("sum_of_cubes", (2, 3, 2), 1e-5), id="cubes-3d", marks=task("gradient_check", weight=1)),
     pytest.param(("sin_dot", (7,), 1e-6), id="sin-vector", marks=task("gradient_check", weight=1)),
@@ -169,7 +173,6 @@ def test_central_difference_values(student, rng, case):
         f"copy (or put every element back exactly)")
 
 
-@needs_central_difference_of
 @task("gradient_check", weight=1)
 def test_central_difference_uses_the_given_step(student, rng):
     """central_difference uses the step h it is given, and divides by 2h"""
@@ -182,7 +185,6 @@ def test_central_difference_uses_the_given_step(student, rng):
                      rtol=1e-9, atol=1e-9)
 
 
-@needs_central_difference_of
 @task("gradient_check", weight=1)
 def test_central_difference_is_second_order(student):
     """central_difference is central: halving h divides the error by about 4"""
@@ -196,7 +198,6 @@ def test_central_difference_is_second_order(student):
         f"ratios per element are {np.round(ratio, 2).tolist()}")
 
 
-@needs_central_difference_of
 @task("gradient_check", weight=0.5)
 def test_central_difference_of_a_zero_dimensional_input(student):
     """central_difference of a 0-d input returns a 0-d gradient"""
@@ -312,8 +313,18 @@ def test_best_steps_are_the_minima_of_the_sweeps(student):
 # ------------------------------------------------------------------------------- planted_bug_checks
 def check_finite_on(student, array):
     # check_flags calls check(implementation, *args): the "implementation" is the name argument
-    # of check_finite(name, array), here the string "course_lib.gradcheck".
-    return student.check_flags("student:check_finite", "course_lib.gradcheck:__name__", [array])
+    # of check_finite(name, array), here the string "the array".
+    return student.check_flags("student:check_finite", ["the array"], [array])[0]
+
+
+def accepts_finite_arrays(student, rng) -> str | None:
+    """None when check_finite returns quietly on every finite case, else the first complaint: a
+    check that raises on everything must not earn the points for flagging NaN and inf."""
+    if "finite cases" not in student.memo:
+        student.memo["finite cases"] = next(
+            (f"{what}: {outcome}" for what, make, _ in FINITE
+             for outcome in [check_finite_on(student, make(rng))] if outcome != "passed"), None)
+    return student.memo["finite cases"]
 
 
 def _float16(values):
@@ -354,6 +365,9 @@ def test_check_finite_flags_non_finite_values(student, rng, case):
     result = check_finite_on(student, make(rng))
     assert result.startswith("flagged: AssertionError"), (
         f"check_finite on {what} should raise AssertionError; got {result}")
+    complaint = accepts_finite_arrays(student, rng)
+    assert complaint is None, (f"check_finite flagged {what}, but it also rejects finite arrays ({complaint}): a "
+                               f"flag only counts when finite values pass")
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=f"ok{i}", marks=task("planted_bug_checks", weight=c[2]))
@@ -365,46 +379,66 @@ def test_check_finite_accepts_finite_values(student, rng, case):
     assert result == "passed", f"check_finite on {what} should return quietly; got {result}"
 
 
-CORRECT = [
-    ("student:check_conv_backward", "student:conv_backward_ok", "the notebook's correct conv backward"),
-    ("student:check_conv_backward", "course_lib.naive:conv2d_backward",
-     "course_lib's naive conv2d_backward (a second, independent correct implementation)"),
-    ("student:check_pool_backward", "student:maxpool_backward_ok", "the notebook's correct max pool backward"),
-    ("student:check_pool_backward", "student:course_lib_maxpool_backward",
-     "course_lib's vectorised max pool backward (assignment 05)"),
-]
+def _course_lib_maxpool_backward(dout, x, k, s):
+    """course_lib's vectorised max pool backward (assignment 05), in check_pool_backward's interface."""
+    out = ops.MaxPool2dBackward(k, s, 0).compute(nd.array(np.asarray(dout)), nd.array(np.asarray(x)))
+    return out.numpy()
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c[1].split(":")[1], marks=task("planted_bug_checks", weight=1.5))
-                                  for c in CORRECT])
-def test_checks_accept_correct_implementations(student, case):
+CONV_IMPLEMENTATIONS = {
+    "the grader's correct conv backward": planted_bugs.conv_correct,
+    "course_lib's naive conv2d_backward (a second, independent correct implementation)": naive_conv2d_backward,
+    **{name: getattr(planted_bugs, name) for name in planted_bugs.CONV_BUGS},
+}
+POOL_IMPLEMENTATIONS = {
+    "the grader's correct max pool backward": planted_bugs.pool_correct,
+    "course_lib's vectorised max pool backward (assignment 05)": _course_lib_maxpool_backward,
+    **{name: getattr(planted_bugs, name) for name in planted_bugs.POOL_BUGS},
+}
+CORRECT = [(check, name) for check, table in (("check_conv_backward", CONV_IMPLEMENTATIONS),
+                                              ("check_pool_backward", POOL_IMPLEMENTATIONS))
+           for name in table if not name.startswith(("conv_", "pool_"))]
+BUGS = [(check, name) for check, table in (("check_conv_backward", CONV_IMPLEMENTATIONS),
+                                           ("check_pool_backward", POOL_IMPLEMENTATIONS))
+        for name in table if name.startswith(("conv_", "pool_"))]
+
+
+def outcome_of(student, check: str, name: str) -> str:
+    """What the student's check did with one implementation. All implementations of a check run
+    in one request, shuffled, each behind an opaque grader-provided function."""
+    key = ("check_flags", check)
+    if key not in student.memo:
+        table = CONV_IMPLEMENTATIONS if check == "check_conv_backward" else POOL_IMPLEMENTATIONS
+        names = list(table)
+        random.SystemRandom().shuffle(names)
+        functions = [student.grader_function(table[n]) for n in names]
+        try:
+            student.memo[key] = dict(zip(names, student.check_flags(f"student:{check}", functions)))
+        except StudentError as err:
+            student.memo[key] = err
+    outcome = student.memo[key]
+    if isinstance(outcome, StudentError):
+        raise outcome
+    return outcome[name]
+
+
+@pytest.mark.parametrize("check,name", [pytest.param(c, n, id=n.split(" (")[0], marks=task("planted_bug_checks", weight=1.5))
+                                        for c, n in CORRECT])
+def test_checks_accept_correct_implementations(student, check, name):
     """your checks accept correct backward passes"""
-    check, implementation, what = case
-    result = student.check_flags(check, implementation)
-    assert result == "passed", f"{check.split(':')[1]} did not accept {what}: {result}"
+    result = outcome_of(student, check, name)
+    assert result == "passed", f"{check} did not accept {name}: {result}"
 
 
-CONV_BUGS = ["conv_kernel_not_flipped", "conv_crops_padding_one_side", "conv_adds_weight_decay",
-             "conv_rescales_by_max_dz", "conv_checks_channels_only", "conv_ignores_stride_in_da",
-             "conv_dw_first_image_only", "conv_averages_db", "conv_returns_padded_da",
-             "conv_transposes_dw_spatially", "conv_checks_batch_and_channels_only"]
-POOL_BUGS = ["pool_overwrites_overlapping_windows", "pool_ignores_stride", "pool_divides_by_window_size",
-             "pool_spreads_over_window", "pool_routes_to_minimum", "pool_nan_where_gradient_is_zero"]
-
-
-def _bug_param(check, name):
-    missing = PLANTED is None or not hasattr(PLANTED, name)
-    return pytest.param(check, name, id=name, marks=[
-        task("planted_bug_checks", weight=1),
-        pytest.mark.skipif(missing, reason="course_tools.grading.planted_bugs does not provide it")])
-
-
-@pytest.mark.parametrize("check,bug", [_bug_param("check_conv_backward", b) for b in CONV_BUGS]
-                         + [_bug_param("check_pool_backward", b) for b in POOL_BUGS])
+@pytest.mark.parametrize("check,bug", [pytest.param(c, b, id=b, marks=task("planted_bug_checks", weight=1))
+                                       for c, b in BUGS])
 def test_checks_flag_planted_bugs(student, check, bug):
     """your checks flag planted bugs, including ones the notebook did not show"""
-    result = student.check_flags(f"student:{check}", f"course_tools.grading.planted_bugs:{bug}")
+    result = outcome_of(student, check, bug)
     label = bug.split("_", 1)[1].replace("_", " ")
     assert result.startswith("flagged: AssertionError"), (
         f"{check} did not flag a backward pass with a planted bug ({label}) with an AssertionError: {result}. "
         f"Which input would make this bug visible?")
+    rejected = [name for c, name in CORRECT if c == check and outcome_of(student, check, name) != "passed"]
+    assert not rejected, (f"{check} flagged the planted bug ({label}), but it also rejects a correct backward pass "
+                          f"({rejected[0]}): a flag only counts when correct code passes")
