@@ -90,3 +90,35 @@ def test_grades_export_to_csv(graded_course):
     assert result.returncode == 0, result.stderr[-2000:]
     rows = {r["student_id"]: r for r in csv.DictReader(open(course / "grades.csv"))}
     assert float(rows["alice"]["score"]) > float(rows["carol"]["score"]) > float(rows["bob"]["score"]) == 0
+
+
+def test_a_grading_error_fails_autograde_visibly_and_stores_no_score(tmp_path):
+    """The sandbox cannot start (no bubblewrap, and --unsandboxed was not asked for): nbgrader's
+    autograde fails for the student, and the gradebook keeps no submission, so no 0 is exported."""
+    import os
+
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "source" / ASSIGNMENT, course / "source" / ASSIGNMENT)
+    assert _nbgrader(course, "generate_assignment", ASSIGNMENT, "--force").returncode == 0
+    folder = course / "submitted" / "alice" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
+    env = {**tool_env(), "COURSE_GRADER_NO_BWRAP": "1"}
+    env.pop("COURSE_GRADER_UNSANDBOXED", None)
+    failed = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--create"], cwd=course,
+                            env=env, capture_output=True, text=True, timeout=900)
+    assert failed.returncode != 0 and "bubblewrap is not installed" in failed.stdout + failed.stderr
+    with Gradebook(f"sqlite:///{course}/gradebook.db") as gradebook:
+        with pytest.raises(MissingEntry):
+            gradebook.find_submission(ASSIGNMENT, "alice")
+    assert not (course / "autograded" / "alice").exists()
+    assert not list((course / ".hidden_suite_results").rglob("*.json")) if (course / ".hidden_suite_results").exists() else True
+    again = _nbgrader(course, "autograde", ASSIGNMENT, "--create")  # the machine fixed: graded as usual
+    assert again.returncode == 0, again.stderr[-2000:]
+    points = graded_tasks(ROOT / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    assert {t: _scores(course, "alice")[t] for t in points} == {t: (p, p) for t, p in points.items()}
+    assert os.environ.get("COURSE_GRADER_NO_BWRAP") is None

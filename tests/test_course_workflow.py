@@ -203,3 +203,29 @@ def test_errors_say_what_to_do(args, message, tmp_path):
     result = _console(*args, cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_grading_errors_are_listed_apart_and_the_class_is_still_graded(semester, monkeypatch, capsys):
+    """One notebook's grading fails in the grader (not the student's fault): `course grade` grades the
+    others, stores nothing for that one, lists it as a grading error and exits 1."""
+    from course_tools.grading import fanout
+
+    _, course_folder = semester
+    real = fanout.grade_file
+
+    def grader_fails_for_ben(assignment, notebook, timeout=None):
+        if "/ben/" in str(notebook):
+            return {"assignment": assignment, "tasks": {}, "grading_error": "the grader failed on this notebook "
+                                                                            "(injected fault)"}
+        return real(assignment, notebook, timeout)
+
+    monkeypatch.setattr(fanout, "grade_file", grader_fails_for_ben)
+    before = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
+    assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--fresh", "--workers", "2"]) == 1
+    out = capsys.readouterr().out
+    assert "GRADING ERRORS" in out and "ben: " in out and "injected fault" in out
+    assert {p.student: task_scores(course_folder, p.student) for p in PERSONAS if p.student != "ben"} == \
+        {s: v for s, v in before.items() if s != "ben"}
+    monkeypatch.setattr(fanout, "grade_file", real)
+    assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--student", "ben"]) == 0
+    assert task_scores(course_folder, "ben") == before["ben"]

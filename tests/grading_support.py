@@ -1,0 +1,77 @@
+"""Helpers of the grading tests: the sandbox requirement, grading a notebook, reading scores."""
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_tools.grading.suite import run_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = dict(cell_timeout=60, call_timeout=20, load_timeout=240)
+HOSTILE_LIMITS = dict(cell_timeout=5, call_timeout=5, load_timeout=20)
+
+
+def bubblewrap_works() -> str | None:
+    """None when bubblewrap is installed and can build a sandbox here, else why not."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        return "bubblewrap is not installed (apt-get install bubblewrap)"
+    probe = subprocess.run([bwrap, "--unshare-net", "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc",
+                            "--dev", "/dev", "true"], capture_output=True, text=True)
+    return None if probe.returncode == 0 else f"bubblewrap cannot build a sandbox here: {probe.stderr.strip()}"
+
+
+def require_sandbox():
+    """Grading refuses to run without bubblewrap. In CI (COURSE_REQUIRE_BWRAP=1) its absence fails
+    the tests; elsewhere they are skipped, saying why."""
+    problem = bubblewrap_works()
+    if problem is None:
+        return
+    if os.environ.get("COURSE_REQUIRE_BWRAP"):
+        pytest.fail(f"COURSE_REQUIRE_BWRAP is set, but {problem}", pytrace=False)
+    pytest.skip(problem, allow_module_level=True)
+
+
+def source(assignment: str) -> nbformat.NotebookNode:
+    return nbformat.read(str(ROOT / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
+
+
+def grade(assignment, nb, tmp_path, name="submission", **options) -> dict:
+    path = Path(tmp_path) / f"{name}.ipynb"
+    nbformat.write(nb, str(path))
+    return run_suite(assignment, path, **{**FAST, **options})
+
+
+def scores(result) -> dict:
+    assert not result.get("grading_error"), result.get("grading_error")
+    return {task: (graded["score"], graded["points"]) for task, graded in result["tasks"].items()}
+
+
+def inject(nb, code: str):
+    """The notebook with ``code`` as its last cell (after the student's solutions, so it can replace them)."""
+    nb = copy.deepcopy(nb)
+    nb.cells.append(nbformat.v4.new_code_cell(code))
+    return nb
+
+
+def worker_processes(grader_pid: int | None = None) -> list[int]:
+    """Processes still alive of the workers this process (the grader) started: they carry
+    COURSE_GRADER_WORKER=<the grader's pid> in their environment."""
+    marker = f"COURSE_GRADER_WORKER={grader_pid or os.getpid()}\0".encode()
+    alive = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ:
+            alive.append(int(entry.name))
+    return alive
