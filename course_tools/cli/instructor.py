@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import sys
 import tempfile
 from pathlib import Path
 
@@ -323,8 +322,3 @@ def _status_of(course: Course, assignment: str, due) -> int:
     _say(format_table(["student", "state", "final", "late", "feedback"], rows, right={2}) if rows
          else "no submissions yet")
     return 0
-
-
-def fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
