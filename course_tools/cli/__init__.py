@@ -1,6 +1,6 @@
 """`course`: the course's one command-line tool (installed with the package).
 
-    instructor   course init | build | release | collect | grade | feedback | export | status
+    instructor   course init | build | student-package | release | collect | grade | feedback | export | status
     student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
 
@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     sub.add_argument("--check", action="store_true", help="only report what is out of date (exit 1 if anything is)")
     sub.add_argument("--no-solutions", action="store_true", help="build the releases only")
+
+    sub = command("student-package", "build the student install: a wheel with the student commands and a "
+                                      "course_lib whose solution regions are all stubbed", course_folder=False)
+    sub.add_argument("--out", type=Path, default=Path("dist") / "student",
+                     help="where the wheel (and the folder it was built from) go (default dist/student)")
 
     sub = command("release", "register an assignment in the gradebook and release it to the exchange")
     sub.add_argument("assignment")
@@ -114,6 +119,10 @@ def _run(args) -> int:
         return instructor.build(args.assignments, args.check, not args.no_solutions)
     if name in student_cli.NAMES:
         return student_cli.run(args)
+    if name == "student-package":
+        from ..student_package import main as student_package
+
+        return student_package(["--out", str(args.out)])
     if name == "demo":
         from ..demo_class import run_demo
 
