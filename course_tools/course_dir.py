@@ -1,7 +1,8 @@
 """An nbgrader course folder, as the `course` command sees it.
 
-A course folder holds nbgrader_config.py, the gradebook (SQLite by default) and nbgrader's
-working folders (submitted/, autograded/, feedback/). It is either this repository itself
+A course folder holds nbgrader_config.py, the gradebook (SQLite by default), nbgrader's
+working folders (submitted/, autograded/, feedback/) and, made by `course init`, the student
+install for the students' environment (student-install/, see student_package.py). It is either this repository itself
 (its nbgrader_config.py) or a folder made by `course init`, whose configuration loads the
 repository's grading set-up and takes the notebooks from the repository's source/ and
 assignments/, so a semester's submissions never mix with the course's sources.

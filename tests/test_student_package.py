@@ -199,3 +199,13 @@ def test_nbgrader_instructor_parts_are_off_and_the_students_on(install, tmp_path
     assert "@jupyter/nbgrader" in listing, listing
     disabled = listing.split("Disabled extensions:")[1].split()
     assert disabled == ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader"], listing
+
+
+def test_course_init_writes_the_student_install_and_says_how_to_install_it(tmp_path, capsys):
+    from course_tools.cli import main as course
+
+    folder = tmp_path / "semester"
+    assert course(["init", str(folder), "--course-id", "dlsys-test", "--exchange", str(tmp_path / "exchange")]) == 0
+    (wheel,) = (folder / "student-install").glob("course_student-*.whl")
+    out = capsys.readouterr().out
+    assert f"pip install '{wheel}'" in out and "never the full bundle" in out
