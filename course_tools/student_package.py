@@ -5,7 +5,7 @@
 writes into OUT
 
     course-student/                          an installable folder:  pip install OUT/course-student
-    course_student-<version>-py3-none-any.whl  the same, as a wheel:  pip install OUT/course_student-...whl
+    course_student-<version>-py3-none-any.whl  the same, as a wheel:  pip install OUT/course_student-*.whl
 
 and both hold only
 
@@ -24,6 +24,7 @@ Nothing here is committed: the package is built on demand (dist/ is ignored by g
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import re
@@ -162,14 +163,25 @@ def write_tree(dest: Path) -> Path:
         (dest / source).parent.mkdir(parents=True, exist_ok=True)
         (dest / source).write_text(json.dumps(settings, indent=2) + "\n")
         data_files.append(f"{json.dumps(str(Path(installed).parent))} = {json.dumps([source.as_posix()])}")
+    (dest / "README.md").write_text(README)
+    version = f"{project['version']}+{_digest(dest)}"  # the files written so far: everything but pyproject.toml
     (dest / "pyproject.toml").write_text(PYPROJECT.format(
-        name=NAME, version=json.dumps(project["version"]), requires_python=json.dumps(project["requires-python"]),
+        name=NAME, version=json.dumps(version), requires_python=json.dumps(project["requires-python"]),
         dependencies=json.dumps(dependencies, indent=4).replace("\n]", ",\n]"),
         extras="\n".join(f"{name} = {json.dumps(reqs)}" for name, reqs in extras.items()),
         package_data=json.dumps(bundle["setuptools"]["package-data"]["course_lib"]),
         data_files="\n".join(data_files)))
-    (dest / "README.md").write_text(README)
     return dest
+
+
+def _digest(tree: Path) -> str:
+    """A hash of the package's files, as the version's local label (0.1.0+<digest>): a rebuilt
+    package whose contents changed has a new version, so a plain `pip install` of it upgrades
+    an environment (pip skips a wheel whose version is the one installed)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(tree).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
 
 
 def _setuptools_here() -> bool:

@@ -108,6 +108,8 @@ def test_the_dependencies_are_the_students_only(install):
     assert required == {"numpy", "tqdm", "matplotlib", "nbgrader", "jupyterlab", "notebook", "nbformat", "nbclient"}
     assert not re.search(r"^Requires-Dist: (torch|dask|psycopg2)", metadata, re.M)
     assert "course = course_student.cli:main" in entry_points
+    # The local label is a hash of the contents: a changed package is a new version pip upgrades to.
+    assert re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", install.wheel.name.split("-")[1]), install.wheel.name
 
 
 def test_no_solution_or_hidden_test_text_is_installed(install):
@@ -201,7 +203,7 @@ def test_nbgrader_instructor_parts_are_off_and_the_students_on(install, tmp_path
     assert disabled == ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader"], listing
 
 
-def test_course_init_writes_the_student_install_and_says_how_to_install_it(tmp_path, capsys):
+def test_course_init_writes_the_student_install_and_says_how_to_install_it(install, tmp_path, capsys):
     from course_tools.cli import main as course
 
     folder = tmp_path / "semester"
@@ -209,3 +211,4 @@ def test_course_init_writes_the_student_install_and_says_how_to_install_it(tmp_p
     (wheel,) = (folder / "student-install").glob("course_student-*.whl")
     out = capsys.readouterr().out
     assert f"pip install '{wheel}'" in out and "never the full bundle" in out
+    assert wheel.name == install.wheel.name, "the same bundle must build the same version"
