@@ -126,7 +126,8 @@ def _requirement_name(requirement: str) -> str:
 
 
 def _student_requirements(project: dict) -> tuple[list[str], dict[str, list[str]]]:
-    """(dependencies, extras) of the student package: the bundle's, minus nothing, checked."""
+    """(dependencies, extras) of the student package: the bundle's own dependencies and its gpu
+    extras, refused if one of NEVER has crept in among them."""
     dependencies = list(project["dependencies"])
     extras = {name: list(project["optional-dependencies"][name]) for name in EXTRAS}
     bad = sorted({_requirement_name(r) for r in dependencies + sum(extras.values(), [])} & set(NEVER))
@@ -164,13 +165,17 @@ def write_tree(dest: Path) -> Path:
         (dest / source).write_text(json.dumps(settings, indent=2) + "\n")
         data_files.append(f"{json.dumps(str(Path(installed).parent))} = {json.dumps([source.as_posix()])}")
     (dest / "README.md").write_text(README)
-    version = f"{project['version']}+{_digest(dest)}"  # the files written so far: everything but pyproject.toml
-    (dest / "pyproject.toml").write_text(PYPROJECT.format(
-        name=NAME, version=json.dumps(version), requires_python=json.dumps(project["requires-python"]),
-        dependencies=json.dumps(dependencies, indent=4).replace("\n]", ",\n]"),
-        extras="\n".join(f"{name} = {json.dumps(reqs)}" for name, reqs in extras.items()),
-        package_data=json.dumps(bundle["setuptools"]["package-data"]["course_lib"]),
-        data_files="\n".join(data_files)))
+
+    def pyproject(version: str) -> str:
+        return PYPROJECT.format(
+            name=NAME, version=json.dumps(version), requires_python=json.dumps(project["requires-python"]),
+            dependencies=json.dumps(dependencies, indent=4).replace("\n]", ",\n]"),
+            extras="\n".join(f"{name} = {json.dumps(reqs)}" for name, reqs in extras.items()),
+            package_data=json.dumps(bundle["setuptools"]["package-data"]["course_lib"]),
+            data_files="\n".join(data_files))
+
+    (dest / "pyproject.toml").write_text(pyproject(project["version"]))  # hashed too: a new dependency is a new version
+    (dest / "pyproject.toml").write_text(pyproject(f"{project['version']}+{_digest(dest)}"))
     return dest
 
 
