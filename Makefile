@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench bench-grading course clean
+.PHONY: venv demo test bench bench-grading course student-package clean
 
 venv: $(STAMP)
 
@@ -28,6 +28,11 @@ test: venv
 course: venv
 	$(PY) -m course_tools.build
 
+# The student install (a wheel, and the folder it is built from) into dist/student: what a hub's
+# students get instead of this repository. See course_tools/student_package.py.
+student-package: venv
+	$(VENV)/bin/course student-package --out dist/student
+
 bench: venv
 	$(PY) benchmarks/bench_conv.py
 
@@ -35,4 +40,4 @@ bench-grading: venv
 	$(PY) benchmarks/bench_grading.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache demo-course
+	rm -rf $(VENV) .pytest_cache demo-course dist

@@ -14,9 +14,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +26,7 @@ import nbformat
 from tqdm.auto import tqdm
 
 from course_lib import tasks
+from course_student.env import kernel_environment, tool_env  # one home, shared with `course check`
 
 from .student_lib import build_student_lib
 
@@ -55,17 +54,6 @@ def release_notebook(assignment: str) -> Path:
 
 def available_assignments() -> list[str]:
     return [a for a in tasks.ASSIGNMENTS if (SOURCE / a / f"{a}.ipynb").exists()]
-
-
-def tool_env() -> dict:
-    """The environment for nbgrader and kernels: this interpreter's scripts on PATH (nbgrader runs
-    `alembic`). PYTHONPATH is dropped: it would shadow the student-facing course_lib that sits
-    beside a release notebook (the kernel's working directory comes before site-packages, not
-    before PYTHONPATH)."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.pop("PYTHONPATH", None)
-    return env
 
 
 def _mark_generated(path: Path, assignment: str) -> None:
@@ -97,19 +85,6 @@ def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
         _mark_generated(notebook, assignment)
     build_student_lib(assignment, dest / "course_lib")
     return dest
-
-
-@contextlib.contextmanager
-def kernel_environment(**extra: str):
-    """os.environ as a kernel started now should inherit it (tool_env plus ``extra``), restored after."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update({**tool_env(), **extra})
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def execute_notebook(path: Path, cwd: Path, timeout: int = SOLUTION_TIMEOUT_S, allow_errors: bool = False,

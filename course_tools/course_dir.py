@@ -1,7 +1,8 @@
 """An nbgrader course folder, as the `course` command sees it.
 
-A course folder holds nbgrader_config.py, the gradebook (SQLite by default) and nbgrader's
-working folders (submitted/, autograded/, feedback/). It is either this repository itself
+A course folder holds nbgrader_config.py, the gradebook (SQLite by default), nbgrader's
+working folders (submitted/, autograded/, feedback/) and, made by `course init`, the student
+install for the students' environment (student-install/, see student_package.py). It is either this repository itself
 (its nbgrader_config.py) or a folder made by `course init`, whose configuration loads the
 repository's grading set-up and takes the notebooks from the repository's source/ and
 assignments/, so a semester's submissions never mix with the course's sources.
@@ -13,29 +14,17 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
-import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib import tasks
-
-from .build import tool_env
+# Shared with the student commands (course_student); the instructor commands import them from here.
+from course_student.errors import CourseError, check_assignment  # noqa: F401
+from course_student.nbgrader_run import error_lines, run_nbgrader  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "nbgrader_config.py"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
-
-
-class CourseError(Exception):
-    """Something the user can fix; the message says how."""
-
-
-def check_assignment(assignment: str) -> str:
-    if assignment not in tasks.ASSIGNMENTS:
-        raise CourseError(f"unknown assignment {assignment!r}; the course has: {', '.join(tasks.ASSIGNMENTS)}")
-    return assignment
 
 
 INIT_TEMPLATE = '''"""nbgrader configuration of the course folder {root}, made by `course init`.
@@ -123,22 +112,6 @@ class Course:
         if not folder.is_dir():
             return []
         return sorted(p.name for p in folder.iterdir() if (p / assignment).is_dir())
-
-
-def error_lines(log: str, keep: int = 15) -> list[str]:
-    """The lines of an nbgrader log that say what went wrong (its last lines if none does)."""
-    lines = [line.strip() for line in log.splitlines() if "ERROR" in line or "CRITICAL" in line or "Error" in line]
-    return (lines or log.splitlines())[-keep:]
-
-
-def run_nbgrader(args: list[str], cwd: Path, what: str, hint: str = "", timeout: int = 3600) -> str:
-    """``nbgrader <args>`` in ``cwd``; its log, or CourseError naming ``what`` and nbgrader's errors."""
-    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=tool_env(),
-                            capture_output=True, text=True, timeout=timeout)
-    log = result.stdout + result.stderr
-    if result.returncode != 0:
-        raise CourseError(f"{what} failed:\n" + "\n".join(error_lines(log)) + hint)
-    return log
 
 
 def find_course(explicit: str | Path | None = None) -> Course:

@@ -160,13 +160,13 @@ class DemoClass:
                 os.environ["HOME"] = saved
 
     def fetch(self, student: str, feedback: bool = False) -> int:
-        from .cli import student as commands
+        from course_student import commands
 
         with self.account(student):
             return commands.fetch(self.assignment, feedback, self.home(student), **self.student_args(student))
 
     def submit(self, persona: "Persona") -> int:
-        from .cli import student as commands
+        from course_student import commands
 
         self.do_work(persona)
         with self.account(persona.student):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -324,6 +325,58 @@ def hidden_code_lines() -> list[str]:
     root = Path(__file__).resolve().parents[1]
     return [line.strip() for path in (root / "autograder").rglob("*.py") for line in path.read_text().splitlines()
             if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
+
+
+# ---------------------------------------------------------------------------------- leaks
+def significant_lines(text):
+    """Lines worth searching for: long enough not to occur by chance, not comments or markers."""
+    out = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if len(line) >= 16 and not line.startswith(("#", '"""', "raise NotImplementedError")):
+            out.add(line)
+    return out
+
+
+def lines_outside_regions(text):
+    """The stripped lines of ``text`` outside its solution regions (course_lib's or nbgrader's markers)."""
+    lines, inside = set(), False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("### BEGIN SOLUTION"):
+            inside = True
+        elif stripped.startswith("### END SOLUTION"):
+            inside = False
+        elif not inside:
+            lines.add(stripped)
+    return lines
+
+
+def given_lines():
+    """Lines outside every solution region of course_lib and of the source notebooks: students
+    see them anyway, so they may appear anywhere."""
+    import nbformat
+
+    from course_lib import tasks
+
+    root = Path(__file__).resolve().parents[1]
+    lines = set()
+    for path in (root / "course_lib").rglob("*.py"):
+        lines |= lines_outside_regions(path.read_text())
+    for assignment in tasks.ASSIGNMENTS:
+        notebook = root / "source" / assignment / f"{assignment}.ipynb"
+        if notebook.exists():
+            for cell in nbformat.read(str(notebook), as_version=4).cells:
+                lines |= lines_outside_regions(cell.source)
+    return lines
+
+
+def leaks(secrets, text):
+    """The secrets (each a set of lines of one region or hidden file) found in ``text``: a secret
+    counts as leaked when two of its lines appear there as whole lines (or its only line does).
+    One shared line alone (``x = np.array(x, dtype=np.float64)``) is a coincidence, not a leak."""
+    lines = {line.strip() for line in text.splitlines()}
+    return [sorted(secret & lines) for secret in secrets if secret and len(secret & lines) >= min(2, len(secret))]
 
 
 def gradebook_task_scores(gradebook, assignment: str, tasks) -> dict[str, dict[str, float]]:

@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from course_lib import tasks
-from course_tools import check
-from course_tools.check import CheckError, check_notebook, format_report
+from course_student import check
+from course_student.check import CheckError, check_notebook, format_report
 from course_tools.demo_class import MISTAKES, apply_edits
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,6 +13,7 @@ import pytest
 from nbclient.exceptions import DeadKernelError
 from nbgrader.nbgraderformat import MetadataValidator
 
+from conftest import given_lines, leaks, significant_lines
 from course_lib import tasks
 from course_tools import build as course_build
 from course_tools.regions import library_regions, notebook_region_bodies
@@ -108,76 +109,33 @@ def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
             assert errors, f"{assignment}: graded cell {meta['grade_id']} passes on the blank release"
 
 
-def _significant_lines(text):
-    """Lines worth searching for: long enough not to occur by chance, not comments or markers."""
-    out = set()
-    for line in text.splitlines():
-        line = line.strip()
-        if len(line) >= 16 and not line.startswith(("#", '"""', "raise NotImplementedError")):
-            out.add(line)
-    return out
-
-
-def _lines_outside_regions(text):
-    lines, inside = set(), False
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("### BEGIN SOLUTION"):
-            inside = True
-        elif stripped.startswith("### END SOLUTION"):
-            inside = False
-        elif not inside:
-            lines.add(stripped)
-    return lines
-
-
-def _given_lines():
-    """Lines outside every solution region of course_lib and of the source notebooks: students
-    see them anyway, so they may appear anywhere."""
-    lines = set()
-    for path in (ROOT / "course_lib").rglob("*.py"):
-        lines |= _lines_outside_regions(path.read_text())
-    for assignment in BUILT:
-        for cell in _source(assignment).cells:
-            lines |= _lines_outside_regions(cell.source)
-    return lines
-
-
-def _leaks(secrets, text):
-    """The secrets (each a set of lines of one region or hidden file) found in ``text``: a secret
-    counts as leaked when two of its lines appear there as whole lines (or its only line does).
-    One shared line alone (``x = np.array(x, dtype=np.float64)``) is a coincidence, not a leak."""
-    lines = {line.strip() for line in text.splitlines()}
-    return [sorted(secret & lines) for secret in secrets if secret and len(secret & lines) >= min(2, len(secret))]
-
-
 def test_leak_detector_flags_copied_code_but_not_one_shared_line():
-    region = _significant_lines("offset += sl.start * stride\nstrides.append(stride * sl.step)\n")
-    assert _leaks([region], "x = 1\n    offset += sl.start * stride\n    strides.append(stride * sl.step)\n")
-    assert not _leaks([region], "x = 1\n    offset += sl.start * stride\n")
+    region = significant_lines("offset += sl.start * stride\nstrides.append(stride * sl.step)\n")
+    assert leaks([region], "x = 1\n    offset += sl.start * stride\n    strides.append(stride * sl.step)\n")
+    assert not leaks([region], "x = 1\n    offset += sl.start * stride\n")
 
 
 def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
     out, _ = fresh_build
     order = list(tasks.ASSIGNMENTS)
-    given = _given_lines()
+    given = given_lines()
     regions = library_regions()
-    hidden = [_significant_lines(p.read_text()) - given for p in (ROOT / "autograder").rglob("*.py")]
+    hidden = [significant_lines(p.read_text()) - given for p in (ROOT / "autograder").rglob("*.py")]
     for assignment in BUILT:
         later = [t for a in order[order.index(assignment):] for t in tasks.LIBRARY_TASKS[a]]
-        secrets = [_significant_lines(r.body) - given for t in later for r in regions[t]]
+        secrets = [significant_lines(r.body) - given for t in later for r in regions[t]]
         for other in BUILT:  # every notebook's answers to the tasks of this and later assignments
             if order.index(other) >= order.index(assignment):
                 for cell in _source(other).cells:
                     if _nbgrader(cell).get("solution"):  # code answers, and model answers with mark schemes
-                        secrets += [_significant_lines(b) - given for b in notebook_region_bodies(cell.source)]
+                        secrets += [significant_lines(b) - given for b in notebook_region_bodies(cell.source)]
         for folder in (out / "assignments" / assignment, ROOT / "assignments" / assignment):
             for path in folder.rglob("*"):
                 if path.is_file() and path.suffix in (".py", ".ipynb", ".md", ".txt"):
                     text = path.read_text()
                     if path.suffix == ".ipynb":
                         text = "\n".join(c.source for c in nbformat.reads(text, as_version=4).cells)
-                    found = _leaks(secrets + hidden, text)
+                    found = leaks(secrets + hidden, text)
                     assert not found, f"{path} leaks: {found[:2]}"
 
 

@@ -61,3 +61,11 @@ def test_a_course_folder_from_init_grades_like_the_bundle(tmp_path):
     assert config.CourseDirectory.release_directory == str(ROOT / "assignments")
     assert course.db_url == f"sqlite:///{tmp_path / 'semester'}/gradebook.db"
     assert course.exchange == tmp_path / "exchange" and (tmp_path / "exchange").is_dir()
+
+
+def test_the_hub_gives_students_the_student_install_and_graders_the_bundle():
+    readme = (ROOT / "README.md").read_text()
+    hub = readme[readme.index("### JupyterHub settings"):readme.index("### GPU")]
+    students, graders = hub.index("Students' environment: the student install only"), hub.index("full bundle")
+    assert students < hub.index("pip install course_student-") < graders < hub.index("pip install -e")
+    assert "course student-package --out dist/student" in (ROOT / "Makefile").read_text()

@@ -1,7 +1,7 @@
 """`course`: the course's one command-line tool (installed with the package).
 
-    instructor   course init | build | release | collect | grade | feedback | export | status
-    student      course fetch | submit | check
+    instructor   course init | build | student-package | release | collect | grade | feedback | export | status
+    student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
 
 `course <command> --help` explains each. Instructor commands act on a course folder (see
@@ -15,12 +15,11 @@ import os
 import sys
 from pathlib import Path
 
-from course_lib import tasks
+from course_student import cli as student_cli
+from course_student.cli import EPILOG, fail
 
 from ..course_dir import CourseError, find_course
-from . import instructor, student
-
-EPILOG = "Assignments: " + ", ".join(tasks.ASSIGNMENTS)
+from . import instructor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     sub.add_argument("--check", action="store_true", help="only report what is out of date (exit 1 if anything is)")
     sub.add_argument("--no-solutions", action="store_true", help="build the releases only")
+
+    sub = command("student-package", "build the student install: a wheel with the student commands and a "
+                                      "course_lib whose solution regions are all stubbed", course_folder=False)
+    sub.add_argument("--out", type=Path, default=Path("dist") / "student",
+                     help="where the wheel (and the folder it was built from) go (default dist/student)")
 
     sub = command("release", "register an assignment in the gradebook and release it to the exchange")
     sub.add_argument("assignment")
@@ -88,21 +92,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("status", "who submitted, who is graded, what needs manual grading")
     sub.add_argument("assignment", nargs="?", default=None, help="one assignment in detail (default: an overview)")
 
-    for name, text in (("fetch", "fetch an assignment (or, with --feedback, its feedback) from the exchange"),
-                       ("submit", "submit your assignment folder to the exchange")):
-        sub = command(name, text, course_folder=False)
-        sub.add_argument("assignment")
-        if name == "fetch":
-            sub.add_argument("--feedback", action="store_true", help="fetch the feedback of a graded submission")
-        sub.add_argument("--path", type=Path, default=Path("."), help="the folder holding <assignment>/ (default .)")
-        sub.add_argument("--course-id", default=None, help="the course id (default: your nbgrader configuration)")
-        sub.add_argument("--exchange", type=Path, default=None, help="the exchange root (default: your nbgrader configuration)")
-        sub.add_argument("--student", default=None, help="your student id, where it is not your account name")
-
-    sub = command("check", "run a notebook's visible checks in a fresh kernel and report each task "
-                           "(exit status 1 if any fails)", course_folder=False)
-    sub.add_argument("notebook", type=Path)
-    sub.add_argument("--timeout", type=int, default=600, help="seconds one cell may take (default 600)")
+    # The student commands, as the student install's `course` has them (course_student/cli.py).
+    student_cli.add_commands(commands, EPILOG)
 
     sub = command("demo", "run a simulated class end to end: release, submissions (correct, wrong, hostile, "
                           "late), grading, feedback, grade table", course_folder=False)
@@ -120,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(args)
     except CourseError as err:
-        return instructor.fail(str(err))
+        return fail(str(err))
     except KeyboardInterrupt:
-        return instructor.fail("interrupted")
+        return fail("interrupted")
 
 
 def _run(args) -> int:
@@ -131,12 +122,12 @@ def _run(args) -> int:
         return instructor.init(args.directory, args.course_id, args.exchange, args.db_url)
     if name == "build":
         return instructor.build(args.assignments, args.check, not args.no_solutions)
-    if name == "fetch":
-        return student.fetch(args.assignment, args.feedback, args.path, args.course_id, args.exchange, args.student)
-    if name == "submit":
-        return student.submit(args.assignment, args.path, args.course_id, args.exchange, args.student)
-    if name == "check":
-        return student.check(args.notebook, args.timeout)
+    if name in student_cli.NAMES:
+        return student_cli.run(args)
+    if name == "student-package":
+        from ..student_package import main as student_package
+
+        return student_package(["--out", str(args.out)])
     if name == "demo":
         from ..demo_class import run_demo
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import datetime
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -33,8 +32,21 @@ def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | N
     course = init_course(directory, course_id, exchange, db_url)
     _say(f"course folder {course.root} (course id {course.course_id}, exchange {course.exchange}, "
          f"gradebook {course.db_url})")
+    _say(_student_install(course.root / "student-install"))
     _say(f"next: cd {course.root} && course release 01_forward_ops --due '2026-12-01 23:59 UTC'")
     return 0
+
+
+def _student_install(out: Path) -> str:
+    """Build the student install into ``out`` and say how to install it; a failed build is a
+    warning (the course folder is made), with the command that builds it."""
+    from ..student_package import BuildError, build_student_package, install_instructions
+
+    try:
+        return install_instructions(build_student_package(out))
+    except BuildError as err:
+        return (f"warning: the student install was not built: {err}\n"
+                f"  build it with `course student-package --out {out}` before setting up the students' environment")
 
 
 def build(assignments: list[str], check: bool, solutions: bool) -> int:
@@ -339,8 +351,3 @@ def _status_of(course: Course, assignment: str, due) -> int:
     _say(format_table(["student", "state", "final", "late", "feedback"], rows, right={2}) if rows
          else "no submissions yet")
     return 0
-
-
-def fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2

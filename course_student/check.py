@@ -1,6 +1,6 @@
 """`course check`: run a notebook's visible checks in a fresh kernel and say which pass.
 
-    python -m course_tools.check assignments/01_forward_ops/01_forward_ops.ipynb
+    python -m course_student.check assignments/01_forward_ops/01_forward_ops.ipynb
 
 A *visible check* is an nbgrader cell with ``grade: true, solution: false``; its ``grade_id`` is
 the task id (``forward_matmul``) and the code the student writes for it sits in the solution cell
@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 
 from course_lib import tasks
 
-from .build import kernel_environment
+from .env import kernel_environment
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 RECOVER_S = 30  # how long a kernel may take to answer again after a timed-out cell is interrupted

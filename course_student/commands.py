@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..check import CheckError, check_notebook, format_report
-from ..course_dir import CourseError, check_assignment, run_nbgrader
+from .check import CheckError, check_notebook, format_report
+from .errors import CourseError, check_assignment
+from .nbgrader_run import run_nbgrader
 
 
 def _exchange_args(course_id: str | None, exchange: Path | None, student: str | None) -> list[str]:

@@ -1,0 +1,16 @@
+"""The student side of the `course` command: fetch, submit and check.
+
+This package is what a student's environment runs, and it ships in the student install
+(`course student-package`, see course_tools/student_package.py) next to a course_lib whose
+solution regions are all stubbed. It therefore imports nothing but course_lib.tasks, nbgrader,
+nbformat, nbclient and the standard library: never course_tools, the hidden suites
+(autograder/), solutions/ or source/. The full bundle's `course` command takes its student
+commands from here, so students and instructors run the same code.
+
+    errors.py        CourseError (a message that says what to do) and check_assignment
+    env.py           the environment nbgrader and kernels run in
+    nbgrader_run.py  `nbgrader <step>` as a subprocess, its errors picked out of the log
+    check.py         `course check`: a notebook's visible checks, in a fresh kernel
+    commands.py      fetch, submit, check as the command line runs them
+    cli.py           the student commands' arguments, and the student-only `course` command
+"""
