@@ -32,6 +32,7 @@ from .. import build
 from . import sandbox, views
 from .cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
+from .diagnosis import Call, Diagnoser
 from .worker.protocol import GraderFunction, StridedView, ValueRefused
 
 MAX_STARTS = 3
@@ -123,6 +124,8 @@ class StudentSession:
         self.view_problems: list[str] = []
         self.rotation = views.Rotation()
         self.memo: dict = {}  # for hidden suites: results one request gives several checks
+        self.diagnoser = Diagnoser(assignment)
+        self._provenance: dict[int, tuple] = {}  # id(array) -> (array, Call, path): which call gave a value
         # Set by a hidden suite: task -> substitutes every request of that task's checks gets
         # (reference pieces of the notebook's other tasks, see reference.py).
         self.lend = None
@@ -284,6 +287,25 @@ class StudentSession:
         """Called before each hidden check: its task's budget is charged for the time it takes."""
         self.current_task = task
         self.view_problems = []
+        self._provenance = {}
+
+    def _remember(self, value, call: Call, path: tuple = ()) -> None:
+        """Note which call (and where in its result) each returned array came from."""
+        if isinstance(value, np.ndarray):
+            self._provenance[id(value)] = (value, call, path)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                self._remember(item, call, path + (i,))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._remember(item, call, path + (key,))
+
+    def comparison_failed(self, got, expected, rtol: float, atol: float) -> None:
+        """A hidden check's expect_close failed on ``got``: evidence for the diagnoser, when the
+        value came straight from a call."""
+        entry = self._provenance.get(id(got))
+        if entry is not None and entry[0] is got:
+            self.diagnoser.failed(self.current_task, entry[1], entry[2], got, expected, rtol, atol)
 
     def remaining(self) -> float:
         return self.task_seconds - self.spent.get(self.current_task, 0.0)
@@ -327,7 +349,10 @@ class StudentSession:
                     started = time.monotonic()  # running the notebook's cells the first time is no task's time
                 else:
                     self._start(self.remaining())
-            return self._exchange(scenario, args, options, views, functions, timeout, what or scenario)
+            value = self._exchange(scenario, args, options, views, functions, timeout, what or scenario)
+            call = Call(scenario, tuple(args), {k: v for k, v in options.items() if k != "substitutes"})
+            self._remember(value, call)
+            return value
         finally:
             self._charge(time.monotonic() - started)
 
@@ -467,6 +492,7 @@ class StudentSession:
             raise StudentError(f"the NDArray the steps gave cannot be read: {err}") from None
         compact = (view.strides == views.compact_strides(view.shape) and view.offset == 0
                    and buffer.size == int(np.prod(view.shape)))
+        self._remember({"values": values}, Call("ndarray_steps", (array, steps), {}))
         return {"values": values, "shape": list(view.shape), "strides": list(view.strides), "offset": view.offset,
                 "compact": bool(compact)}
 
