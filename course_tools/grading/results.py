@@ -14,6 +14,7 @@ suites: change a test, the reference library or the grader, and every key change
 whose key is not in the store is graded on the spot, as before.
 
     <course>/.hidden_suite_results/<assignment>/<key>.json
+    <course>/.hidden_suite_results/<assignment>/grading-errors.json   (student -> why; not scores)
 """
 from __future__ import annotations
 
@@ -88,6 +89,31 @@ class ResultStore:
         handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
         with os.fdopen(handle, "w") as out:
             json.dump(result, out)
+        os.replace(scratch, path)
+
+    # Grading errors are kept apart from results: a record for the instructor (course report),
+    # never something HiddenSuiteGrader could mistake for a result.
+    def errors_path(self, assignment: str) -> Path:
+        return self.folder / assignment / "grading-errors.json"
+
+    def grading_errors(self, assignment: str) -> dict[str, dict]:
+        try:
+            return json.loads(self.errors_path(assignment).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def set_grading_errors(self, assignment: str, errors: dict[str, str], graded: list[str]) -> None:
+        """Record this run's grading errors and forget those of students graded now."""
+        import datetime
+
+        known = {s: e for s, e in self.grading_errors(assignment).items() if s not in graded}
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        known.update({student: {"error": why, "when": now} for student, why in errors.items()})
+        path = self.errors_path(assignment)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
+        with os.fdopen(handle, "w") as out:
+            json.dump(known, out, indent=1)
         os.replace(scratch, path)
 
     def clear(self, assignment: str) -> int:
