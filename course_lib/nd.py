@@ -212,19 +212,14 @@ class NDArray:
         return array
 
     def numpy(self):
-        """A NumPy copy of this array (brought to the host from a GPU)."""
-        import numpy  # the host side of every device is NumPy
-
-        view = self._view()
-        if self._device.name == "cuda":
-            return self._device.xp.asnumpy(view)
-        return numpy.array(view, copy=True)
+        """A NumPy copy of this array, in host memory (an explicit copy from a GPU)."""
+        return self._device.to_numpy(self._view())
 
     def to(self, device: Device) -> "NDArray":
+        """This array on ``device`` (itself if it is there already), through the host."""
         if device == self._device:
             return self
-        return NDArray._wrap(device.xp.asarray(self.numpy()), device) if device.name != "cpu" \
-            else NDArray._wrap(self.numpy(), device)
+        return NDArray._wrap(device.xp.asarray(self.numpy()), device)
 
     def astype(self, dtype) -> "NDArray":
         dtype = _check_dtype(dtype)
@@ -564,8 +559,8 @@ def _as_device_array(obj, device: Device, dtype):
     xp = device.xp
     if dtype is not None:
         dtype = _check_dtype(dtype)
-    if hasattr(obj, "__cuda_array_interface__") and device.name == "cpu":
-        obj = obj.get()  # a CuPy array brought to the host
+    if hasattr(obj, "__cuda_array_interface__") and device.is_host:
+        obj = obj.get()  # a CuPy array brought to the host, explicitly
     if hasattr(obj, "dtype") and hasattr(obj, "shape"):
         name = _dtype_name(obj.dtype)
         if dtype is None and name not in SUPPORTED_DTYPES:
