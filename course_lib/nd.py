@@ -20,6 +20,7 @@ import math
 import numbers
 from typing import Sequence
 
+from . import nd_fallbacks
 from .backend import Device, cpu, default_device
 
 SUPPORTED_FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -183,23 +184,6 @@ class NDArray:
         return xp.lib.stride_tricks.as_strided(
             base, shape=self._shape, strides=tuple(s * itemsize for s in self._strides))
 
-    def _adopt_view(self, view) -> "NDArray":
-        """The NDArray for ``view``, a view of this array's buffer made by the array module.
-
-        Releases before assignment 03 build views this way, through NumPy/CuPy, until students
-        write the stride arithmetic themselves.
-        """
-        itemsize = self._handle.itemsize
-        if view.size == 0:  # no element to locate: any offset will do
-            return NDArray.make(view.shape, strides=(0,) * len(view.shape), device=self._device,
-                                handle=self._handle, offset=self._offset)
-
-        def address(a):
-            return (getattr(a, "__cuda_array_interface__", None) or a.__array_interface__)["data"][0]
-
-        return NDArray.make(view.shape, strides=tuple(s // itemsize for s in view.strides), device=self._device,
-                            handle=self._handle, offset=(address(view) - address(self._handle)) // itemsize)
-
     @staticmethod
     def _wrap(data, device: Device) -> "NDArray":
         """Own a freshly computed array of the device's module as a compact NDArray."""
@@ -265,7 +249,7 @@ class NDArray:
         strides = tuple(self._strides[a] for a in new_axes)
         return self.as_strided(shape, strides)
         ### END SOLUTION ndarray_permute
-        ### FALLBACK ndarray_permute: return self._adopt_view(self._view().transpose(new_axes))
+        ### FALLBACK ndarray_permute: return nd_fallbacks.adopt_view(self, self._view().transpose(new_axes))
 
     def broadcast_to(self, new_shape) -> "NDArray":
         """A view with axes of size 1 repeated (stride 0); new leading axes may be added."""
@@ -282,7 +266,7 @@ class NDArray:
             for old, new, stride in zip(self._shape, new_shape[lead:], self._strides))
         return self.as_strided(new_shape, strides)
         ### END SOLUTION ndarray_broadcast_to
-        ### FALLBACK ndarray_broadcast_to: return self._adopt_view(self._device.xp.broadcast_to(self._view(), new_shape))
+        ### FALLBACK ndarray_broadcast_to: return nd_fallbacks.adopt_view(self, self._device.xp.broadcast_to(self._view(), new_shape))
 
     def _slice_view(self, idxs) -> "NDArray":
         if not isinstance(idxs, tuple):
@@ -312,7 +296,7 @@ class NDArray:
         return NDArray.make(shape, strides=strides, device=self._device, handle=self._handle,
                             offset=offset)
         ### END SOLUTION ndarray_getitem
-        ### FALLBACK ndarray_getitem: return self._adopt_view(self._view()[_as_numpy_slices(slices)])
+        ### FALLBACK ndarray_getitem: return nd_fallbacks.adopt_view(self, self._view()[nd_fallbacks.module_slices(slices)])
 
     def __getitem__(self, idxs) -> "NDArray":
         """A view selected by ints and slices (steps allowed, negative too).
@@ -510,20 +494,7 @@ def compact_strides(shape) -> tuple[int, ...]:
         step *= n
     return tuple(reversed(strides))
     ### END SOLUTION ndarray_compact_strides
-    ### FALLBACK ndarray_compact_strides: return _strides_from_numpy(shape)
-
-
-def _strides_from_numpy(shape) -> tuple[int, ...]:
-    """Row-major strides through NumPy (releases before assignment 03 use this)."""
-    import numpy
-
-    shape = tuple(shape)
-    return tuple(int(n) for n in numpy.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
-
-
-def _as_numpy_slices(slices) -> tuple:
-    """Slices normalised by ``slice.indices`` (a reverse slice down to 0 has stop -1) in NumPy's terms."""
-    return tuple(slice(s.start, s.stop if s.stop >= 0 else None, s.step) for s in slices)
+    ### FALLBACK ndarray_compact_strides: return nd_fallbacks.compact_strides(shape)
 
 
 def batch_shape(a: tuple, b: tuple, what: str) -> tuple:
