@@ -175,7 +175,7 @@ class ndarray:
 
     def __array_function__(self, func, types, args, kwargs):
         """As CuPy: the function of the same name in the same submodule, if the stand-in has it."""
-        import cupy_sim
+        import cupy_sim  # the package, which imports this module first: a real cycle
 
         module = cupy_sim
         try:
