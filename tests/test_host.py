@@ -27,9 +27,12 @@ def test_bare_device_arrays_torch_tensors_and_numpy_arrays(device):
     assert to_numpy(a) is a
 
 
-def test_lists_and_scalars_only_when_asked_for_leniently():
+def test_arrays_only_takes_course_lib_arrays_and_numpy_arrays_nothing_else(device):
     assert to_numpy([[1, 2]]).shape == (1, 2) and to_numpy(3.0).shape == ()
-    for value in ([1.0, 2.0], 3.0, np.ma.masked_array([1.0])):
+    assert to_numpy(nd.array([1.0], device=device), arrays_only=True).tolist() == [1.0]
+    imitations = [[1.0, 2.0], 3.0, np.ma.masked_array([1.0]), torch.tensor([1.0]),
+                  device.xp.asarray(np.array([1.0]))]
+    for value in imitations[:-1] if device.is_host else imitations:
         with pytest.raises(TypeError, match="Conv.compute: got a .*, expected an NDArray"):
             to_numpy(value, "Conv.compute", arrays_only=True)
 
