@@ -2,9 +2,17 @@
 """Devices: the one seam between course_lib and an array library.
 
 A device resolves its array module (``xp``) once: NumPy for ``cpu()``, CuPy for ``cuda()``.
-Nothing else in course_lib imports numpy or cupy to compute; it asks a device for ``xp``.
+Nothing else in course_lib imports numpy or cupy to compute; it asks a device for ``xp``,
+and for the few things that differ between a host and an accelerator:
+
+    device.to_numpy(array)   an explicit copy to the host (CuPy refuses implicit ones)
+    device.synchronize()     wait for queued kernels (timings and memory peaks need it)
+    device.is_host           True when arrays live in host memory (NumPy)
+
 CuPy is imported only when ``cuda()`` is actually used on a machine that has an NVIDIA
-driver and the ``cupy`` package, so a CPU-only machine never imports it.
+driver and the ``cupy`` package, so a CPU-only machine never imports it. The test suite
+builds a second ``CUDADevice`` over a strict CuPy stand-in (``tests/cupy_sim``) through this
+same class, so the accelerator path runs on machines without a GPU.
 
 The default device is ``cpu()`` unless the environment variable ``COURSE_LIB_DEVICE`` is
 set to ``cuda`` (or ``cpu``).
@@ -21,6 +29,8 @@ DEVICE_ENV_VAR = "COURSE_LIB_DEVICE"
 
 class Device:
     """A place where arrays live and are computed on."""
+
+    is_host = False
 
     def __init__(self, name: str, module_name: str):
         self.name = name
@@ -48,13 +58,25 @@ class Device:
             )
         return importlib.import_module(self._module_name)
 
+    def to_numpy(self, array):
+        """A NumPy copy (in host memory) of ``array``, an array of this device's module."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Return once every computation queued on the device has finished."""
+
 
 class CPUDevice(Device):
+    is_host = True
+
     def __init__(self):
         super().__init__("cpu", "numpy")
 
     def enabled(self) -> bool:
         return True
+
+    def to_numpy(self, array):
+        return self.xp.array(array, copy=True)
 
 
 def _nvidia_driver_present() -> bool:
@@ -63,8 +85,15 @@ def _nvidia_driver_present() -> bool:
 
 
 class CUDADevice(Device):
-    def __init__(self):
-        super().__init__("cuda", "cupy")
+    """A GPU through CuPy, or through a module with CuPy's API (the tests' stand-in).
+
+    needs_driver: look for the NVIDIA driver before importing the module (true for CuPy,
+    whose import is slow and fails without a driver).
+    """
+
+    def __init__(self, name: str = "cuda", module_name: str = "cupy", needs_driver: bool = True):
+        super().__init__(name, module_name)
+        self._needs_driver = needs_driver
         self._enabled = None
 
     def enabled(self) -> bool:
@@ -72,15 +101,22 @@ class CUDADevice(Device):
             self._enabled = self._probe()
         return self._enabled
 
-    @staticmethod
-    def _probe() -> bool:
-        if importlib.util.find_spec("cupy") is None or not _nvidia_driver_present():
+    def _probe(self) -> bool:
+        if importlib.util.find_spec(self._module_name) is None:
+            return False
+        if self._needs_driver and not _nvidia_driver_present():
             return False
         try:
-            cupy = importlib.import_module("cupy")
-            return cupy.cuda.runtime.getDeviceCount() > 0
+            module = importlib.import_module(self._module_name)
+            return module.cuda.runtime.getDeviceCount() > 0
         except Exception:  # a broken CUDA install is "no GPU", not a crash at import
             return False
+
+    def to_numpy(self, array):
+        return self.xp.asnumpy(array)
+
+    def synchronize(self) -> None:
+        self.xp.cuda.Device().synchronize()
 
 
 _CPU = CPUDevice()

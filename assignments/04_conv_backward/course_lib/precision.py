@@ -1,5 +1,7 @@
 # Generated from course_lib/precision.py for the release of 04_conv_backward by `python -m course_tools.build` - do not edit.
-"""Numeric precision tools for experiment 07: casting, loss scaling, sizes and peak memory.
+"""Numeric precision tools for experiment 07: casting, loss scaling and sizes.
+
+(Time and peak memory are measured by ``course_lib.profiler.measure``.)
 
 Mixed precision here means: the model computes forward and backward in float16, while an
 optimizer updates float32 "master" copies of the parameters. float16's smallest normal
@@ -10,16 +12,10 @@ run of good steps S grows again.
 """
 from __future__ import annotations
 
-import contextlib
-import time
-import tracemalloc
-from dataclasses import dataclass, field
-
 import numpy
 
 from . import nd
 from .autograd import Tensor
-from .backend import Device
 from .nn import Module, Parameter
 
 
@@ -102,44 +98,3 @@ class MixedPrecisionTrainer:
                 p.cached_data = master.realize_cached_data().astype("float16")
         self.scaler.update(finite)
         return float(loss.numpy())
-
-
-@dataclass
-class Measurement:
-    seconds: float = 0.0
-    peak_bytes: int = 0
-    extra: dict = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def measure(device: Device | None = None):
-    """Time a block and record its peak memory: ``with measure() as m: ...; m.seconds, m.peak_bytes``.
-
-    On the CPU, NumPy reports its buffers to ``tracemalloc``, so the peak counts every array
-    allocated inside the block (plus Python objects). On CUDA, the peak is the bytes CuPy's
-    memory pool holds at the end of the block, after its free blocks were released at the start.
-    """
-    result = Measurement()
-    on_gpu = device is not None and device.name == "cuda"
-    if on_gpu:
-        pool = device.xp.get_default_memory_pool()
-        pool.free_all_blocks()
-        before = pool.total_bytes()
-    else:
-        was_tracing = tracemalloc.is_tracing()
-        if not was_tracing:
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-    start = time.perf_counter()
-    try:
-        yield result
-    finally:
-        if on_gpu:
-            device.xp.cuda.Stream.null.synchronize()
-            result.peak_bytes = int(pool.total_bytes() - before)
-        else:
-            result.peak_bytes = int(tracemalloc.get_traced_memory()[1] - before)
-            if not was_tracing:
-                tracemalloc.stop()
-        result.seconds = time.perf_counter() - start

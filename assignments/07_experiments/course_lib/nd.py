@@ -21,6 +21,7 @@ import math
 import numbers
 from typing import Sequence
 
+from . import nd_fallbacks
 from .backend import Device, cpu, default_device
 
 SUPPORTED_FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -48,18 +49,30 @@ def _check_dtype(dtype) -> str:
 
 
 def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """The one axis normaliser: ``axis`` (None for every axis, an int, or a sequence of ints;
+    negatives count from the end) as a sorted tuple of distinct axes in 0..ndim-1.
+
+    NumPy integers are ints (``np.int64(0)``). ValueError for an axis out of range or repeated,
+    TypeError for anything else. ``_normalize_axes((2, -3), 3) == (0, 2)``.
+    """
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, numbers.Integral):
         axis = (axis,)
+    try:
+        axes = tuple(axis)
+    except TypeError:
+        raise TypeError(f"axes must be None, an int or a sequence of ints, got {axis!r}") from None
     out = []
-    for ax in axis:
+    for ax in axes:
+        if not isinstance(ax, numbers.Integral) or isinstance(ax, bool):
+            raise TypeError(f"axes must be ints, got {ax!r} in {axes}")
         if not -ndim <= ax < ndim:
             raise ValueError(f"axis {ax} is out of range for an array with {ndim} dimensions")
-        out.append(ax % ndim)
+        out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"repeated axis in {tuple(axis)}")
-    return tuple(out)
+        raise ValueError(f"repeated axis in {axes}")
+    return tuple(sorted(out))
 
 
 class NDArray:
@@ -184,23 +197,6 @@ class NDArray:
         return xp.lib.stride_tricks.as_strided(
             base, shape=self._shape, strides=tuple(s * itemsize for s in self._strides))
 
-    def _adopt_view(self, view) -> "NDArray":
-        """The NDArray for ``view``, a view of this array's buffer made by the array module.
-
-        Releases before assignment 03 build views this way, through NumPy/CuPy, until students
-        write the stride arithmetic themselves.
-        """
-        itemsize = self._handle.itemsize
-        if view.size == 0:  # no element to locate: any offset will do
-            return NDArray.make(view.shape, strides=(0,) * len(view.shape), device=self._device,
-                                handle=self._handle, offset=self._offset)
-
-        def address(a):
-            return (getattr(a, "__cuda_array_interface__", None) or a.__array_interface__)["data"][0]
-
-        return NDArray.make(view.shape, strides=tuple(s // itemsize for s in view.strides), device=self._device,
-                            handle=self._handle, offset=(address(view) - address(self._handle)) // itemsize)
-
     @staticmethod
     def _wrap(data, device: Device) -> "NDArray":
         """Own a freshly computed array of the device's module as a compact NDArray."""
@@ -213,19 +209,14 @@ class NDArray:
         return array
 
     def numpy(self):
-        """A NumPy copy of this array (brought to the host from a GPU)."""
-        import numpy  # the host side of every device is NumPy
-
-        view = self._view()
-        if self._device.name == "cuda":
-            return self._device.xp.asnumpy(view)
-        return numpy.array(view, copy=True)
+        """A NumPy copy of this array, in host memory (an explicit copy from a GPU)."""
+        return self._device.to_numpy(self._view())
 
     def to(self, device: Device) -> "NDArray":
+        """This array on ``device`` (itself if it is there already), through the host."""
         if device == self._device:
             return self
-        return NDArray._wrap(device.xp.asarray(self.numpy()), device) if device.name != "cpu" \
-            else NDArray._wrap(self.numpy(), device)
+        return NDArray._wrap(device.xp.asarray(self.numpy()), device)
 
     def astype(self, dtype) -> "NDArray":
         dtype = _check_dtype(dtype)
@@ -503,19 +494,6 @@ def compact_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _strides_from_numpy(shape) -> tuple[int, ...]:
-    """Row-major strides through NumPy (releases before assignment 03 use this)."""
-    import numpy
-
-    shape = tuple(shape)
-    return tuple(int(n) for n in numpy.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
-
-
-def _as_numpy_slices(slices) -> tuple:
-    """Slices normalised by ``slice.indices`` (a reverse slice down to 0 has stop -1) in NumPy's terms."""
-    return tuple(slice(s.start, s.stop if s.stop >= 0 else None, s.step) for s in slices)
-
-
 def batch_shape(a: tuple, b: tuple, what: str) -> tuple:
     """The broadcast of two batch shapes, or a ValueError naming both."""
     out = []
@@ -549,8 +527,8 @@ def _as_device_array(obj, device: Device, dtype):
     xp = device.xp
     if dtype is not None:
         dtype = _check_dtype(dtype)
-    if hasattr(obj, "__cuda_array_interface__") and device.name == "cpu":
-        obj = obj.get()  # a CuPy array brought to the host
+    if hasattr(obj, "__cuda_array_interface__") and device.is_host:
+        obj = obj.get()  # a CuPy array brought to the host, explicitly
     if hasattr(obj, "dtype") and hasattr(obj, "shape"):
         name = _dtype_name(obj.dtype)
         if dtype is None and name not in SUPPORTED_DTYPES:
