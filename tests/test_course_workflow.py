@@ -212,22 +212,23 @@ def test_grading_errors_are_listed_apart_and_the_class_is_still_graded(semester,
     from course_tools.grading import fanout
 
     _, course_folder = semester
-    real = fanout.grade_file
+    real = fanout.grade_many
 
-    def grader_fails_for_ben(assignment, notebook, timeout=None):
-        if "/ben/" in str(notebook):
-            return {"assignment": assignment, "tasks": {}, "grading_error": "the grader failed on this notebook "
-                                                                            "(injected fault)"}
-        return real(assignment, notebook, timeout)
+    def grader_fails_for_ben(jobs, workers, timeout=None):
+        for (key, job), result in real(jobs, workers, timeout):
+            if job.student == "ben":
+                result = {"assignment": job.assignment, "tasks": {},
+                          "grading_error": "the grader failed on this notebook (injected fault)"}
+            yield (key, job), result
 
-    monkeypatch.setattr(fanout, "grade_file", grader_fails_for_ben)
+    monkeypatch.setattr(fanout, "grade_many", grader_fails_for_ben)
     before = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
     assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--fresh", "--workers", "2"]) == 1
     out = capsys.readouterr().out
     assert "GRADING ERRORS" in out and "ben: " in out and "injected fault" in out
     assert {p.student: task_scores(course_folder, p.student) for p in PERSONAS if p.student != "ben"} == \
         {s: v for s, v in before.items() if s != "ben"}
-    monkeypatch.setattr(fanout, "grade_file", real)
+    monkeypatch.setattr(fanout, "grade_many", real)
     assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--student", "ben"]) == 0
     assert task_scores(course_folder, "ben") == before["ben"]
 
@@ -254,12 +255,14 @@ def test_report_statistics_match_the_gradebook(semester, tmp_path, capsys):
         assert by_task[task].median == pytest.approx(statistics.median(scores))
         assert by_task[task].share("full") == pytest.approx(sum(s == POINTS[task] for s in scores) / len(scores))
         assert by_task[task].share("zero") == pytest.approx(sum(s == 0 for s in scores) / len(scores))
-    # every failed check of the stored results is counted once per student
+    # a check's failures: the students (not handing back the blank release) failing any of its cases
     checks = check_stats(data)
     failed_transpose = sum(c.failures for c in checks if c.task == "forward_transpose")
-    stored = sum(1 for r in data.students for c in (r.result or {}).get("tasks", {}).get("forward_transpose", {})
-                 .get("checks", []) if not c["passed"])
+    stored = len({(r.student, c["check"]) for r in data.students if not r.blank
+                  for c in (r.result or {}).get("tasks", {}).get("forward_transpose", {}).get("checks", [])
+                  if not c["passed"]})
     assert failed_transpose == stored > 0
+    assert [s.student for s in data.students if s.blank] == ["ben"]
     rows = list(csv.DictReader(open(tmp_path / "checks.csv")))
     assert len(rows) == sum(len(g["checks"]) for r in data.students for g in (r.result or {}).get("tasks", {}).values())
     # the blank release was graded as a reference: no check passes it

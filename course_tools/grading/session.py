@@ -123,6 +123,7 @@ class StudentSession:
         self.out_of_time: list[str] = []
         self.view_problems: list[str] = []
         self.rotation = views.Rotation()
+        self.timing = {"start": 0.0, "cells": 0.0}  # seconds: sandbox and imports; the notebook's cells
         self.memo: dict = {}  # for hidden suites: results one request gives several checks
         self.diagnoser = Diagnoser(assignment)
         self._provenance: dict[int, tuple] = {}  # id(array) -> (array, Call, path): which call gave a value
@@ -212,6 +213,7 @@ class StudentSession:
             os.close(request_read)
             os.close(response_write)
         self.channel = Channel(response_read, request_write)
+        began = time.monotonic()
         # Until "ready", only the grader's own code has run: any failure is ours, not the student's.
         try:
             ready = self.channel.receive(time.monotonic() + READY_TIMEOUT_S)
@@ -223,6 +225,8 @@ class StudentSession:
             self.broken = f"the sandboxed grading worker did not start ({err}): {why or 'no message'}"
             raise GradingError(self.broken) from None
         self.process.stderr.close()
+        self.timing["start"] += time.monotonic() - began
+        began = time.monotonic()
         cut_short = budget < self.load_timeout
         deadline = time.monotonic() + min(self.load_timeout, budget)
         try:
@@ -236,6 +240,7 @@ class StudentSession:
             self.fatal = "the notebook's code wrote into the grader's channel while its cells ran"
             raise StudentError(self.fatal)
         self.load_report = [c for c in loaded["cells"] if isinstance(c, dict)]
+        self.timing["cells"] += time.monotonic() - began
 
     def _stderr_tail(self) -> str:
         try:

@@ -185,8 +185,15 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
         load_errors = session.loaded_cell_errors()
         fatal, starts, kind, out_of_time = session.fatal, session.starts, session.kind, session.out_of_time
         diagnoser = session.diagnoser
+        timing = dict(session.timing)
+        slow_cells = sorted((c for c in session.load_report if isinstance(c.get("seconds"), (int, float))),
+                            key=lambda c: -c["seconds"])[:5]
+    total = time.perf_counter() - start
+    timing = {"sandbox_and_imports": round(timing["start"], 3), "notebook_cells": round(timing["cells"], 3),
+              "checks": round(total - timing["start"] - timing["cells"], 3),
+              "slowest_cells": [[c["cell"], c["seconds"]] for c in slow_cells]}
     result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind,
-              "seconds": round(time.perf_counter() - start, 2), "worker_starts": starts,
+              "seconds": round(total, 2), "timing": timing, "worker_starts": starts,
               "fatal": fatal, "cell_errors": load_errors, "tasks": {}, "grading_error": None}
     errors = list(plugin.grading_errors)
     if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

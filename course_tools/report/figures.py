@@ -52,11 +52,7 @@ def score_histograms(tasks: list[TaskStats]) -> str:
 def check_pass_rates(checks: list[CheckStats]) -> str:
     """Pass rate of each hidden check (its cases together), worst first."""
     plt = _plt()
-    groups: dict[tuple[str, str], list[int]] = {}
-    for c in checks:
-        runs, failures = groups.setdefault((c.task, c.check), [0, 0])
-        groups[(c.task, c.check)] = [runs + c.runs, failures + c.failures]
-    rows = sorted(((1 - f / r if r else 0.0, task, check) for (task, check), (r, f) in groups.items()))
+    rows = sorted((c.pass_rate, c.task, c.check) for c in checks)
     height = max(2.0, 0.28 * len(rows) + 0.8)
     fig, ax = plt.subplots(figsize=(9, height))
     labels = [f"{task}: " + textwrap.shorten(check, 70, placeholder="...") for _, task, check in rows]

@@ -20,6 +20,8 @@ def _num(value, digits: int = 2) -> str:
 
 def _late(seconds: float) -> str:
     hours = seconds / 3600
+    if seconds < 60:
+        return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min" if hours < 1 else f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
 
 
@@ -47,7 +49,7 @@ class Report:
     def summary(self) -> str:
         d = self.data
         lines = [f"{d.assignment}: {len(d.students)} submission(s), {len(d.graded)} graded, "
-                 f"{len(d.errors)} grading error(s)"]
+                 f"{len(d.errors)} grading error(s), {sum(s.blank for s in d.students)} blank"]
         rows = []
         for t in self.tasks:
             top = self.failing_checks(t.task)
@@ -89,10 +91,12 @@ class Report:
     def html(self) -> str:
         d = self.data
         e = html.escape
+        blanks = sum(s.blank for s in d.students)
         parts = [f"<h1>{e(d.assignment)}: what the grading says</h1>",
                  f"<p class=meta>Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from the "
                  f"gradebook and the stored hidden-suite results (nothing was graded again). "
-                 f"{len(d.students)} submission(s), {len(d.graded)} graded, {len(d.errors)} grading error(s).</p>"]
+                 f"{len(d.students)} submission(s), {len(d.graded)} graded, {len(d.errors)} grading error(s), "
+                 f"{blanks} handed back the blank release (left out of the per-check counts).</p>"]
         parts.append("<h2>Tasks</h2><table><tr><th>task</th><th>points</th><th>mean</th><th>median</th><th>full</th>"
                      "<th>partial</th><th>zero</th><th>to grade by hand</th><th>graded by</th></tr>")
         for t in self.tasks:
@@ -111,10 +115,12 @@ class Report:
             parts.append(f"<h3>{e(t.task)}</h3><ul>")
             for c in top:
                 message = c.top_message()
-                said = f": most often <q>{e(message[0][:300])}</q> ({message[1]})" if message else ""
-                parts.append(f"<li><b>{e(c.label)}</b>: failed by {c.failures} of {c.runs}{said}</li>")
+                said = f"; most often <q>{e(message[0][:300])}</q> ({message[1]})" if message else ""
+                cases = ", ".join(f"{e(case)} ({n})" for case, n in c.cases.most_common(3) if case)
+                cases = f"; cases failed most: {cases}" if cases else ""
+                parts.append(f"<li><b>{e(c.label)}</b>: failed by {c.failures} of {c.runs} submission(s){cases}{said}</li>")
             for title, count in t.diagnoses.most_common():
-                parts.append(f"<li class=diag>&#128161; {count} student(s): {e(title)}</li>")
+                parts.append(f"<li class=diag><b>Named mistake</b>, {count} student(s): {e(title)}</li>")
             parts.append("</ul>")
         if self.checks:
             parts.append(f"<img alt='pass rate per check' src='data:image/png;base64,"

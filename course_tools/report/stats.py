@@ -17,18 +17,19 @@ DISAGREEMENT = 0.5          # |written fraction - autograded fraction| at least 
 
 @dataclass
 class CheckStats:
+    """One hidden check (all its parameter cases together) over the class."""
     task: str
-    check: str               # the check's description (one line of feedback)
-    case: str                # its parameter case ("" if not parametrised)
-    runs: int = 0
-    failures: int = 0
-    messages: Counter = field(default_factory=Counter)   # normalised failure message -> count
+    check: str                                            # the check's description (one line of feedback)
+    runs: int = 0                                         # submissions it ran on
+    failures: int = 0                                     # submissions failing at least one of its cases
+    cases: Counter = field(default_factory=Counter)       # failing case -> submissions
+    messages: Counter = field(default_factory=Counter)    # normalised failure message -> count
     examples: dict = field(default_factory=dict)          # normalised -> one real message
     blank_passes: bool | None = None                      # the blank release's outcome
 
     @property
     def label(self) -> str:
-        return f"{self.check} ({self.case})" if self.case else self.check
+        return self.check
 
     @property
     def pass_rate(self) -> float:
@@ -77,26 +78,31 @@ def normalise(message: str) -> str:
 
 
 def check_stats(data: ClassData) -> list[CheckStats]:
+    """Per hidden check, over the submissions that are not the blank release handed back."""
     table: dict[tuple, CheckStats] = {}
     for record in data.students:
-        if record.result is None:
+        if record.result is None or record.blank:
             continue
         for task, graded in record.result.get("tasks", {}).items():
+            by_check: dict[str, list] = {}
             for check in graded["checks"]:
-                key = (task, check["check"], check.get("case", ""))
-                stats = table.setdefault(key, CheckStats(*key))
+                by_check.setdefault(check["check"], []).append(check)
+            for description, cases in by_check.items():
+                stats = table.setdefault((task, description), CheckStats(task, description))
                 stats.runs += 1
-                if not check["passed"]:
+                failed = [c for c in cases if not c["passed"]]
+                if failed:
                     stats.failures += 1
-                    normalised = normalise(check["message"])
+                    stats.cases.update(c.get("case") or "" for c in failed)
+                    normalised = normalise(failed[0]["message"])
                     stats.messages[normalised] += 1
-                    stats.examples.setdefault(normalised, check["message"])
+                    stats.examples.setdefault(normalised, failed[0]["message"])
     if data.blank:
         for task, graded in data.blank.get("tasks", {}).items():
             for check in graded["checks"]:
-                key = (task, check["check"], check.get("case", ""))
-                if key in table:
-                    table[key].blank_passes = bool(check["passed"])
+                stats = table.get((task, check["check"]))
+                if stats is not None:
+                    stats.blank_passes = bool(check["passed"]) and (stats.blank_passes is not False)
     return list(table.values())
 
 
