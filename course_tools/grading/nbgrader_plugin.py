@@ -108,6 +108,9 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         if result.get("cell_errors"):
             text += "Cells that raised while your notebook ran:\n" + "".join(
                 f"  {e}\n" for e in result["cell_errors"][:10])
+        if result.get("not_run"):
+            text += ("Not run for grading (they only demonstrate, nothing graded depends on them): "
+                     + ", ".join(result["not_run"]) + "\n")
         outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
         if graded["score"] <= 0:
             outputs.append(nbformat.v4.new_output("error", ename="HiddenChecksFailed",

@@ -29,6 +29,7 @@ import numpy as np
 from course_lib import tasks
 
 from .. import build
+from ..demonstrations import is_demonstration
 from . import sandbox, views
 from .cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
@@ -69,17 +70,19 @@ def _meta(cell) -> dict:
 
 
 def program_cells(submitted: nbformat.NotebookNode, release: nbformat.NotebookNode) -> list[dict]:
-    """The code the worker runs: the submission's code cells in order, with test cells left out
-    and locked cells replaced by the release's own text (a student cannot retype them)."""
+    """The code the worker runs: the submission's code cells in order, with test cells left out,
+    the release's demonstration cells left out (demonstrations.py) and locked cells replaced by
+    the release's own text (a student cannot retype them)."""
     canonical = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
     tests = {gid for gid, c in canonical.items() if _meta(c).get("grade") and not _meta(c).get("solution")}
+    shows = {gid for gid, c in canonical.items() if is_demonstration(c)}
     cells = []
     for cell in submitted.cells:
         if cell.get("cell_type") != "code":
             continue
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
-        if grade_id in tests or (meta.get("grade") and not meta.get("solution")):
+        if grade_id in tests or grade_id in shows or (meta.get("grade") and not meta.get("solution")):
             continue
         if grade_id in canonical and _meta(canonical[grade_id]).get("locked"):
             cells.append({"grade_id": grade_id, "source": canonical[grade_id].source})
