@@ -272,7 +272,8 @@ def test_a_grader_without_pytorch_stores_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(fake))
     path = _solution(tmp_path, "04_conv_backward")  # its hidden suite compares with PyTorch
     result = grade_file("04_conv_backward", path)
-    assert result["tasks"] == {} and "could not run" in result["grading_error"]
+    assert result["tasks"] == {} and ("could not run" in result["grading_error"]
+                                      or "PyTorch is not installed here" in result["grading_error"])
 
 
 def test_a_grading_error_in_a_class_stores_nothing(tmp_path, monkeypatch):
