@@ -1,10 +1,14 @@
-"""Reading a scenario ``Call`` back into the inputs a wrong implementation needs.
+"""Scenario calls, read and made: the inputs a wrong implementation needs, and probe inputs.
 
-A misconception answers only the calls it understands: each helper below returns the inputs of
+A misconception answers only the calls it understands: each reader below returns the inputs of
 one kind of call, or None for any other call (and the misconception then returns None: "does not
-apply"). The argument layouts are those of ``StudentSession``'s wrappers (session.py).
+apply"). The argument layouts are those of ``StudentSession``'s wrappers (session.py), and the
+builders at the end make calls in those layouts (the probes of `course check`).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -50,3 +54,33 @@ def request_of(call: Call, scenario: str):
 def in_dtype(value, like):
     """``value`` (computed in float64) in the dtype the student's code would return for ``like``."""
     return np.asarray(value).astype(np.asarray(like).dtype)
+
+
+# ------------------------------------------------------------------------------ probes
+@dataclass(frozen=True)
+class Probe:
+    """An input on which a task's misconceptions show, for `course check` (probes.py): the call, the
+    tolerance of a comparison, and the right answer when the reference scenario cannot give it
+    (a function of no arguments; None: run the scenario on the reference course_lib)."""
+    task: str
+    call: Call
+    rtol: float = 1e-6
+    atol: float = 1e-8
+    expected: Callable[[], object] | None = None
+
+
+def forward(op: str, attrs: dict, *arrays) -> Call:
+    return Call("forward", (op, attrs, list(arrays)), {})
+
+
+def gradient(op: str, attrs: dict, arrays: list, out_grad, reevaluate=None) -> Call:
+    return Call("gradient", (op, attrs, list(arrays), out_grad), {} if reevaluate is None else {"reevaluate": reevaluate})
+
+
+def call(target: str, *arrays, as_tensors=False, out_grad=None, reevaluate=None, **kwargs) -> Call:
+    return Call("call", (target, list(arrays), kwargs, as_tensors, out_grad),
+                {} if reevaluate is None else {"reevaluate": reevaluate})
+
+
+def request(scenario: str, *args) -> Call:
+    return Call(scenario, tuple(args), {})

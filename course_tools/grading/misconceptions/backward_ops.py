@@ -12,7 +12,7 @@ from course_lib import tasks
 
 from ..diagnosis import Call, Misconception
 from ..reference import op_gradient
-from ._calls import call_of, gradient_of, in_dtype, reevaluated_gradient_of, request_of
+from ._calls import Probe, call, call_of, gradient, gradient_of, in_dtype, reevaluated_gradient_of, request, request_of
 
 NOTEBOOK = "02_backward_ops"
 OP_OF_TASK = {"backward_power_scalar": "PowerScalar", "backward_divide": "EWiseDiv", "backward_divide_scalar": "DivScalar",
@@ -235,3 +235,51 @@ MISCONCEPTIONS = [
 ]
 
 assert set(OP_OF_TASK) <= set(tasks.LIBRARY_TASKS[NOTEBOOK])
+
+
+# ------------------------------------------------------------------------------ probes
+# Inputs on which these mistakes show, for `course check` (probes.py).
+def _probes() -> list[Probe]:
+    r = np.random.default_rng(202)
+
+    def signed(*shape):
+        return r.uniform(0.5, 2.0, shape) * r.choice([-1.0, 1.0], shape)
+
+    exact = dict(rtol=0, atol=0)
+    probes = [
+        Probe("backward_power_scalar", gradient("PowerScalar", {"scalar": 2}, [signed(3, 4)], r.standard_normal((3, 4))), 1e-9, 1e-10),
+        Probe("backward_power_scalar", gradient("PowerScalar", {"scalar": 3}, [signed(2, 3)], r.standard_normal((2, 3))), 1e-9, 1e-10),
+        Probe("backward_relu", gradient("ReLU", {}, [np.array([[0.0, -0.0, 1.0], [-1.0, 0.0, 2.0]])], np.arange(1.0, 7.0).reshape(2, 3)), **exact),
+        Probe("backward_relu", gradient("ReLU", {}, [np.array([0.0, 0.5, -0.0, -2.0, 0.0])], np.arange(2.0, 7.0)), **exact),
+        Probe("backward_broadcast_to", gradient("BroadcastTo", {"shape": (3, 4)}, [r.standard_normal(4)], r.standard_normal((3, 4))), 1e-12, 1e-12),
+        Probe("backward_broadcast_to", gradient("BroadcastTo", {"shape": (2, 3, 5)}, [r.standard_normal(5)], r.standard_normal((2, 3, 5))), 1e-12, 1e-12),
+        Probe("backward_broadcast_to", call("course_lib.ops.shaping:reduce_to_shape", r.standard_normal((2, 3, 4)), as_tensors=True, shape=[4]), 1e-12, 1e-12),
+        Probe("backward_transpose", gradient("Transpose", {"axes": (0, 2)}, [r.standard_normal((2, 4, 3))], r.standard_normal((3, 4, 2))), **exact),
+        Probe("backward_transpose", gradient("Transpose", {"axes": (1, 0)}, [r.standard_normal((2, 3, 4))], r.standard_normal((3, 2, 4))), **exact),
+        Probe("backward_matmul", gradient("MatMul", {}, [r.standard_normal((2, 1, 3, 4)), r.standard_normal((5, 4, 2))], r.standard_normal((2, 5, 3, 2))), 1e-10, 1e-10),
+        Probe("backward_matmul", gradient("MatMul", {}, [r.standard_normal((1, 3, 4)), r.standard_normal((2, 4, 2))], r.standard_normal((2, 3, 2))), 1e-10, 1e-10),
+        Probe("reverse_mode", request("expression", "x*x+x", [r.standard_normal((2, 3))], r.standard_normal((2, 3))), 1e-10, 1e-12),
+        Probe("reverse_mode", request("expression", "x*y+x", [r.standard_normal(5), r.standard_normal(5)], r.standard_normal(5)), 1e-10, 1e-12),
+    ]
+    for n, k in ((5, 3), (4, 6)):
+        z, y = r.standard_normal((n, k)) * 2, np.eye(k)[r.integers(0, k, n)]
+        probes.append(Probe("softmax_loss", call("course_lib.nn:softmax_loss", z, y, as_tensors=True), 1e-10, 1e-12))
+        probes.append(Probe("softmax_loss", call("course_lib.nn:softmax_loss", z, y, as_tensors=True,
+                                                 reevaluate=[r.standard_normal((n, k)) * 2, y]), 1e-10, 1e-12))
+    # every op's gradient, evaluated again with a second out_grad (a gradient outside the graph)
+    shapes = {"EWiseDiv": [(3, 4), (3, 4)], "EWisePow": [(3, 4), (3, 4)], "MatMul": [(2, 3, 4), (4, 5)],
+              "BroadcastTo": [(3, 1)], "Transpose": [(2, 3, 4)]}
+    attrs = {"PowerScalar": {"scalar": 3}, "DivScalar": {"scalar": 4.0}, "Reshape": {"shape": (4, 3)},
+             "BroadcastTo": {"shape": (2, 3, 4)}, "Summation": {"axes": (1,)}, "Transpose": {"axes": None}}
+    out_shapes = {"Reshape": (4, 3), "BroadcastTo": (2, 3, 4), "Summation": (3,), "Transpose": (2, 4, 3),
+                  "MatMul": (2, 3, 5)}
+    for task, op in OP_OF_TASK.items():
+        for _ in range(2):
+            arrays = [r.uniform(0.5, 2.0, s) for s in shapes.get(op, [(3, 4)])]
+            out = out_shapes.get(op, (3, 4))
+            probes.append(Probe(task, gradient(op, attrs.get(op, {}), arrays, r.standard_normal(out),
+                                               reevaluate=r.standard_normal(out)), 1e-6, 1e-8))
+    return probes
+
+
+PROBES = _probes()

@@ -1,10 +1,13 @@
-"""Misconceptions of 01_forward_ops, each a wrong ``compute`` written here in NumPy from its idea."""
+"""Misconceptions of 01_forward_ops, each a wrong ``compute`` written here in NumPy from its idea.
+
+(broadcast_to with the new axes appended on the right is in the catalogue but not here: on every
+shape the hidden checks use it either raises, which the feedback already shows, or is right.)"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..diagnosis import Call, Misconception
-from ._calls import forward_of, in_dtype
+from ._calls import Probe, forward, forward_of, in_dtype
 
 NOTEBOOK = "01_forward_ops"
 
@@ -28,17 +31,6 @@ def summation_keeps_dims(call: Call):
     axes = found[0].get("axes")
     (a,) = found[1]
     return np.sum(a, axis=tuple(axes) if isinstance(axes, (tuple, list)) else axes, keepdims=True)
-
-
-def broadcast_appends_axes_on_the_right(call: Call):
-    found = forward_of(call, "BroadcastTo")
-    if found is None:
-        return None
-    shape = tuple(found[0]["shape"])
-    (a,) = found[1]
-    # The missing axes added after the existing ones: a (4,) vector becomes a (4, 1) column.
-    padded = a.reshape(a.shape + (1,) * (len(shape) - a.ndim))
-    return np.broadcast_to(padded, shape).copy()  # raises where that cannot broadcast: no evidence
 
 
 def relu_returns_the_mask(call: Call):
@@ -73,12 +65,6 @@ MISCONCEPTIONS = [
         "instead of the 0-d shape (). In course_lib the summed axes disappear from the shape.",
         _where("summation: sum over some axes, removing them"), summation_keeps_dims),
     Misconception(
-        "forward_broadcast_to", "broadcast_appends_axes_on_the_right", "new axes are added on the right",
-        "Your broadcast_to adds the missing axes after the existing ones, so a (4,) vector is treated as a (4, 1) "
-        "column and copied into columns. Broadcasting lines the shapes up from the right: the missing axes are "
-        "prepended, and (4,) -> (3, 4) repeats the vector as 3 rows.",
-        _where("broadcast_to: copy an array along new or size-1 axes"), broadcast_appends_axes_on_the_right),
-    Misconception(
         "forward_relu", "relu_returns_the_mask", "relu returns the 0/1 mask instead of the values",
         "Your relu returns 1 where a > 0 and 0 elsewhere: that is the mask (and the derivative of relu), not "
         "relu itself. relu keeps the positive values as they are, max(a, 0), e.g. with a.maximum(0).",
@@ -90,4 +76,18 @@ MISCONCEPTIONS = [
         "product a @ b needs no transposes at all: NDArray's @ already multiplies over the last two axes and "
         "broadcasts the batch axes.",
         _where("matmul: matrix products, batch axes broadcast"), matmul_transposed_product),
+]
+
+
+# Inputs on which these mistakes show, for `course check` (probes.py).
+_r = np.random.default_rng(101)
+PROBES = [
+    Probe("forward_transpose", forward("Transpose", {"axes": None}, _r.standard_normal((2, 3, 4))), 0, 0),
+    Probe("forward_transpose", forward("Transpose", {"axes": None}, _r.standard_normal((3, 2, 2, 5))), 0, 0),
+    Probe("forward_summation", forward("Summation", {"axes": (1,)}, _r.standard_normal((3, 4, 5))), 1e-10, 1e-12),
+    Probe("forward_summation", forward("Summation", {"axes": None}, _r.standard_normal((2, 3))), 1e-10, 1e-12),
+    Probe("forward_relu", forward("ReLU", {}, _r.standard_normal((4, 5))), 0, 0),
+    Probe("forward_relu", forward("ReLU", {}, _r.standard_normal((2, 3, 2))), 0, 0),
+    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3)), _r.standard_normal((3, 4))), 1e-10, 1e-12),
+    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3, 4)), _r.standard_normal((4, 2))), 1e-10, 1e-12),
 ]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..diagnosis import Call, Misconception
 from ..worker.scenarios import FUNCTIONS
-from ._calls import request_of
+from ._calls import Probe, request, request_of
 
 NOTEBOOK = "06_gradient_checking"
 WHERE_CENTRAL = f"section 1 of {NOTEBOOK}, \"Two oracles for a gradient\" (Central differences)"
@@ -70,14 +70,22 @@ def _j(theta):
     return np.exp(theta) * np.sin(theta)
 
 
+def sweep(dtype, central: bool = True) -> np.ndarray:
+    """|difference - J'(theta0)| for every h of HS, each step in ``dtype``: central or forward."""
+    exact = float(np.exp(THETA0) * (np.sin(THETA0) + np.cos(THETA0)))
+    t, errors = dtype(THETA0), []
+    for h in HS:
+        step = dtype(h)
+        estimate = (_j(t + step) - _j(t - step)) / (dtype(2) * step) if central else (_j(t + step) - _j(t)) / step
+        errors.append(abs(float(estimate) - exact))
+    return np.array(errors)
+
+
 def forward_difference_sweep(call: Call):
     args = request_of(call, "variable")
     if args is None or args[0] not in ("errors64", "errors32"):
         return None
-    dtype = np.float64 if args[0] == "errors64" else np.float32
-    exact = float(np.exp(THETA0) * (np.sin(THETA0) + np.cos(THETA0)))
-    t = dtype(THETA0)
-    return np.array([abs(float((_j(t + dtype(h)) - _j(t)) / dtype(h)) - exact) for h in HS])
+    return sweep(np.float64 if args[0] == "errors64" else np.float32, central=False)
 
 
 MISCONCEPTIONS = [
@@ -107,3 +115,19 @@ MISCONCEPTIONS = [
         "eps^(1/3).",
         WHERE_SWEEP, forward_difference_sweep),
 ]
+
+
+# Inputs on which these mistakes show, for `course check` (probes.py). The sweep's right values
+# are computed here (the notebook's variables have no reference run).
+def _probes() -> list[Probe]:
+    r = np.random.default_rng(606)
+    differences = [("sum_of_cubes", (2, 3), 1e-5), ("coupled", (5,), 1e-5), ("coupled", (2, 3), 1e-5),
+                   ("sin_dot", (4,), 1e-6)]
+    probes = [Probe("gradient_check", request("central_difference_of", name, r.uniform(-1.5, 1.5, shape), h), 1e-6, 1e-7)
+              for name, shape, h in differences]
+    probes += [Probe("best_step_size", request("variable", "errors64"), 1e-3, 0, expected=lambda: sweep(np.float64)),
+               Probe("best_step_size", request("variable", "errors32"), 1e-2, 0, expected=lambda: sweep(np.float32))]
+    return probes
+
+
+PROBES = _probes()

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..diagnosis import Call, Misconception
 from ..worker.protocol import StridedView
-from ._calls import gradient_of, in_dtype
+from ._calls import Probe, gradient, gradient_of, in_dtype, request
 
 NOTEBOOK = "03_ndarray"
 
@@ -189,3 +189,29 @@ MISCONCEPTIONS = [
         "input's shape.",
         _where('7, "UnDilate: the inverse and the adjoint"'), undilate_gradient_not_cropped),
 ]
+
+
+# Inputs on which these mistakes show, for `course check` (probes.py).
+def _probes() -> list[Probe]:
+    from ..views import view_of
+
+    r = np.random.default_rng(303)
+    x, y = r.standard_normal((3, 4, 5)), r.standard_normal((4, 5, 3))
+    steps = lambda task, array, *s: Probe(task, request("ndarray_steps", array, list(s)), 0, 0)  # noqa: E731
+    probes = [
+        steps("ndarray_getitem", x, ["getitem", [[None, None, 2], [None, None, None], [1, None, 3]]]),
+        steps("ndarray_getitem", x, ["getitem", [[None, None, None], 0, [4, 0, -3]]]),
+        steps("ndarray_getitem", x, ["getitem", [[0, 1, None], [None, None, -1], 3]]),
+        steps("ndarray_flip", view_of(y, y[1:3, 2:5, 1:]), ["flip", [0, 1]]),
+        steps("ndarray_flip", view_of(y, y[2:3]), ["flip", [2]]),
+        steps("ndarray_pad", r.standard_normal((3, 2)), ["pad", [[1, 2], [0, 3]]]),
+        steps("ndarray_pad", r.standard_normal((2, 3, 2)), ["pad", [[2, 2], [1, 1], [0, 1]]]),
+    ]
+    for shape, axes, d in (((7,), (0,), 1), ((5, 8), (0, 1), 2)):
+        g = r.standard_normal(tuple(-(-n // (d + 1)) if i in axes else n for i, n in enumerate(shape)))
+        probes.append(Probe("op_undilate", gradient("UnDilate", {"axes": axes, "dilation": d}, [r.standard_normal(shape)], g),
+                            0, 0))
+    return probes
+
+
+PROBES = _probes()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnosis import Call, Misconception
-from ._calls import call_of, forward_of, gradient_of, in_dtype
+from ._calls import Probe, call_of, forward, forward_of, gradient, gradient_of, in_dtype
 
 NOTEBOOK = "05_pooling_backward"
 
@@ -151,3 +151,24 @@ MISCONCEPTIONS = [
         "mean, in which each element has weight 1/k^2, so each element receives g / k^2.",
         _where('5, "Average pooling: forward and backward"'), avgpool_backward_without_division),
 ]
+
+
+# Inputs on which these mistakes show, for `course check` (probes.py): padding with all-negative
+# inputs, integer inputs with tied maxima, overlapping windows.
+def _probes() -> list[Probe]:
+    r = np.random.default_rng(505)
+    probes = []
+    for shape, k, s, p in [((1, 7, 7, 2), 3, 2, 1), ((2, 5, 6, 2), 3, 1, 1)]:
+        attrs = {"kernel_size": k, "stride": s, "padding": p}
+        out = windows(np.zeros(shape), k, s, p, 0.0).shape[:3] + (shape[3],)
+        negative, ties = -1.0 - r.random(shape), r.integers(0, 3, shape).astype(np.float64)
+        g = r.integers(-4, 5, out).astype(np.float64)
+        probes += [Probe("maxpool_forward", forward("MaxPool2d", attrs, negative), 1e-12, 0),
+                   Probe("maxpool_backward", gradient("MaxPool2d", attrs, [ties], g), 1e-12, 1e-12),
+                   Probe("maxpool_backward", gradient("MaxPool2d", attrs, [negative], g), 1e-12, 1e-12),
+                   Probe("avgpool_forward", forward("AvgPool2d", attrs, r.standard_normal(shape)), 1e-10, 1e-12),
+                   Probe("avgpool_backward", gradient("AvgPool2d", attrs, [r.standard_normal(shape)], g), 1e-10, 1e-12)]
+    return probes
+
+
+PROBES = _probes()
