@@ -12,6 +12,10 @@ wrong submission then counts as
     wrong   a diagnosis the catalogue does not claim for it (must be 0)
 
 and a solution with any diagnosis counts as wrong too. The exit status is 1 when anything is wrong.
+
+With --course-check the same submissions go through `course check` instead (the visible checks
+in a fresh kernel, then course_check's probes for the failed tasks, see course_tools/grading/
+probes.py): the diagnosis a self-paced learner gets offline. Slower: every notebook runs in full.
 """
 from __future__ import annotations
 
@@ -31,7 +35,8 @@ from course_tools.demo_class import apply_edits  # noqa: E402
 from course_tools.grading.diagnosis import misconceptions_of  # noqa: E402
 
 
-def diagnoses_of(assignment: str, nb) -> dict:
+def graded_diagnoses(assignment: str, nb) -> dict:
+    """{task: misconception} the hidden suite's feedback names."""
     with tempfile.TemporaryDirectory() as folder:
         result = grade(assignment, nb, folder)
     if result.get("grading_error"):
@@ -39,7 +44,21 @@ def diagnoses_of(assignment: str, nb) -> dict:
     return {task: g["diagnosis"]["name"] for task, g in result["tasks"].items() if g.get("diagnosis")}
 
 
-def measure(assignment: str, show: bool) -> dict:
+def checked_diagnoses(assignment: str, nb) -> dict:
+    """{task: misconception} `course check` names, the notebook alone in a folder (the installed,
+    reference course_lib underneath, as in a clone of the bundle)."""
+    import nbformat
+
+    from course_student.check import check_notebook
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{assignment}.ipynb"
+        nbformat.write(nb, str(path))
+        report = check_notebook(path, progress=False)
+    return {t.task: t.diagnosis["name"] for t in report.tasks if t.diagnosis}
+
+
+def measure(assignment: str, show: bool, diagnoses_of=graded_diagnoses) -> dict:
     start = time.perf_counter()
     row = {"cases": 0, "right": 0, "none": 0, "wrong": 0, "claimed": 0,
            "misconceptions": len(misconceptions_of(assignment))}
@@ -62,12 +81,13 @@ def main(argv=None) -> int:
     parser.add_argument("--assignment", action="append", choices=list(tasks.ASSIGNMENTS),
                         help="only this assignment (repeatable); default: all")
     parser.add_argument("--list", action="store_true", help="print every case's verdict and diagnosis")
+    parser.add_argument("--course-check", action="store_true", help="diagnose with `course check` instead")
     args = parser.parse_args(argv)
 
     rows = {}
     for assignment in args.assignment or list(tasks.ASSIGNMENTS):
         print(f"{assignment} ...", flush=True)
-        rows[assignment] = measure(assignment, args.list)
+        rows[assignment] = measure(assignment, args.list, checked_diagnoses if args.course_check else graded_diagnoses)
     total = {key: sum(r[key] for r in rows.values()) for key in next(iter(rows.values()))}
     head = ("assignment", "misconc.", "wrong subm.", "claimed", "right", "none", "wrong", "solution diag.", "seconds")
     print("\n" + " | ".join(head))

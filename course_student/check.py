@@ -315,9 +315,9 @@ def format_report(report: CheckReport) -> str:
     for t in report.tasks:
         if t.diagnosis:
             d = t.diagnosis
-            out += [""] + textwrap.wrap(f"\N{ELECTRIC LIGHT BULB} {t.task}: this looks like a known mistake: {d['title']}. "
-                                        f"{d['explanation']} (See {d['where']}.)", width=100, subsequent_indent="  ",
-                                        break_on_hyphens=False)
+            text = (f"\N{ELECTRIC LIGHT BULB} {t.task}: this looks like a known mistake: {d['title']}. "
+                    f"{d['explanation']} (See {d['where']}.)")
+            out += [""] + textwrap.wrap(text, width=100, subsequent_indent="  ", break_on_hyphens=False)
     if not report.passed:
         out += ["", _hint(report)]
     if report.written_answers:

@@ -10,6 +10,7 @@ nothing here; run alone, this file grades the catalogue once (about 90 notebooks
 two cores, most of it the experiments of 07). Last, `course check`'s probes: on answers made by
 each misconception (no kernel), and end to end in a student's kernel on two catalogue cases.
 """
+import importlib
 import re
 import shutil
 
@@ -214,6 +215,18 @@ def test_the_probes_find_nothing_in_right_answers():
         every = probes.probes_of(assignment, tasks.LIBRARY_TASKS[assignment] + tasks.NOTEBOOK_TASKS[assignment])
         right = [probes._graded_form(p.call.scenario, probes.reference(p)) for p in every]
         assert probes.diagnose_values(assignment, every, right) == {}
+
+
+def test_a_task_whose_needed_task_failed_too_is_not_probed():
+    """In a student's kernel the code a probe needs from another task is the student's own."""
+    both = probes.probes_of("04_conv_backward", ["conv_backward", "conv_im2col_forward"])
+    assert {p.task for p in both} == {"conv_im2col_forward"}
+    assert {p.task for p in probes.probes_of("04_conv_backward", ["conv_backward"])} == {"conv_backward"}
+    for assignment in ASSIGNMENTS:
+        module = importlib.import_module(f"course_tools.grading.misconceptions.{assignment.split('_', 1)[1]}")
+        known = set(tasks.LIBRARY_TASKS[assignment]) | set(tasks.NOTEBOOK_TASKS[assignment])
+        for task, needed in getattr(module, "NEEDS", {}).items():
+            assert {task, *needed} <= known, (assignment, task, needed)
 
 
 def _check_case(tmp_path, assignment, case_name):

@@ -30,11 +30,18 @@ from .worker.protocol import StridedView
 
 
 def probes_of(assignment: str, failed: list[str]) -> list[Probe]:
-    """The probes of the misconceptions of ``failed`` tasks (none where a module has no PROBES)."""
+    """The probes of the ``failed`` tasks (none where a module has no PROBES).
+
+    A probe runs the student's code of its task and of the tasks in the module's ``NEEDS``. The
+    hidden checks lend the grader's version of those (reference.py); a student's kernel has only
+    the student's, so a task whose needed task failed too is not probed: its values could carry
+    the other task's mistake and look like one of its own."""
     if not misconceptions_of(assignment):
         return []
     module = importlib.import_module(f"{__package__}.misconceptions.{assignment.split('_', 1)[1]}")
-    return [p for p in getattr(module, "PROBES", []) if p.task in failed]
+    needs = getattr(module, "NEEDS", {})
+    probed = {t for t in failed if not set(needs.get(t, ())) & set(failed)}
+    return [p for p in getattr(module, "PROBES", []) if p.task in probed]
 
 
 def kernel_code(requests: Path, answers: Path) -> str:

@@ -74,7 +74,8 @@ def forward(op: str, attrs: dict, *arrays) -> Call:
 
 
 def gradient(op: str, attrs: dict, arrays: list, out_grad, reevaluate=None) -> Call:
-    return Call("gradient", (op, attrs, list(arrays), out_grad), {} if reevaluate is None else {"reevaluate": reevaluate})
+    options = {} if reevaluate is None else {"reevaluate": reevaluate}
+    return Call("gradient", (op, attrs, list(arrays), out_grad), options)
 
 
 def call(target: str, *arrays, as_tensors=False, out_grad=None, reevaluate=None, **kwargs) -> Call:

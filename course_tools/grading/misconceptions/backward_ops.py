@@ -12,13 +12,15 @@ from course_lib import tasks
 
 from ..diagnosis import Call, Misconception
 from ..reference import op_gradient
-from ._calls import Probe, call, call_of, gradient, gradient_of, in_dtype, reevaluated_gradient_of, request, request_of
+from ._calls import (Probe, call, call_of, gradient, gradient_of, in_dtype, reevaluated_gradient_of, request,
+                     request_of)
 
 NOTEBOOK = "02_backward_ops"
-OP_OF_TASK = {"backward_power_scalar": "PowerScalar", "backward_divide": "EWiseDiv", "backward_divide_scalar": "DivScalar",
-              "backward_matmul": "MatMul", "backward_summation": "Summation", "backward_broadcast_to": "BroadcastTo",
-              "backward_reshape": "Reshape", "backward_negate": "Negate", "backward_transpose": "Transpose",
-              "backward_log": "Log", "backward_exp": "Exp", "backward_relu": "ReLU", "backward_power": "EWisePow"}
+OP_OF_TASK = {"backward_power_scalar": "PowerScalar", "backward_divide": "EWiseDiv",
+              "backward_divide_scalar": "DivScalar", "backward_matmul": "MatMul", "backward_summation": "Summation",
+              "backward_broadcast_to": "BroadcastTo", "backward_reshape": "Reshape", "backward_negate": "Negate",
+              "backward_transpose": "Transpose", "backward_log": "Log", "backward_exp": "Exp", "backward_relu": "ReLU",
+              "backward_power": "EWisePow"}
 
 
 def _where(part: str, title: str) -> str:
@@ -197,7 +199,8 @@ MISCONCEPTIONS = [
         "lead = len(grad.shape) - len(shape) axes as well as the stretched size-1 axes (counted after them).",
         _where("Part 3", "broadcast_to — and the helper reduce_to_shape"), reduce_ignores_prepended_axes),
     Misconception(
-        "backward_transpose", "transpose_gradient_default_axes", "the gradient swaps the last two axes whatever the op's axes",
+        "backward_transpose", "transpose_gradient_default_axes",
+        "the gradient swaps the last two axes whatever the op's axes",
         "Your gradient transposes out_grad with the default axes, the last two, even when the op swapped two "
         "other axes. Swapping the same two axes again undoes a transpose: use the op's own self.axes.",
         _where("Part 3", "transpose"), wrong_gradient("Transpose", _transpose_back_last_two)),
@@ -245,21 +248,26 @@ def _probes() -> list[Probe]:
     def signed(*shape):
         return r.uniform(0.5, 2.0, shape) * r.choice([-1.0, 1.0], shape)
 
-    exact = dict(rtol=0, atol=0)
+    def grad(task, op, attrs, arrays, out_grad, tol=0.0):
+        return Probe(task, gradient(op, attrs, arrays, out_grad), tol, tol)
+
+    n = r.standard_normal
     probes = [
-        Probe("backward_power_scalar", gradient("PowerScalar", {"scalar": 2}, [signed(3, 4)], r.standard_normal((3, 4))), 1e-9, 1e-10),
-        Probe("backward_power_scalar", gradient("PowerScalar", {"scalar": 3}, [signed(2, 3)], r.standard_normal((2, 3))), 1e-9, 1e-10),
-        Probe("backward_relu", gradient("ReLU", {}, [np.array([[0.0, -0.0, 1.0], [-1.0, 0.0, 2.0]])], np.arange(1.0, 7.0).reshape(2, 3)), **exact),
-        Probe("backward_relu", gradient("ReLU", {}, [np.array([0.0, 0.5, -0.0, -2.0, 0.0])], np.arange(2.0, 7.0)), **exact),
-        Probe("backward_broadcast_to", gradient("BroadcastTo", {"shape": (3, 4)}, [r.standard_normal(4)], r.standard_normal((3, 4))), 1e-12, 1e-12),
-        Probe("backward_broadcast_to", gradient("BroadcastTo", {"shape": (2, 3, 5)}, [r.standard_normal(5)], r.standard_normal((2, 3, 5))), 1e-12, 1e-12),
-        Probe("backward_broadcast_to", call("course_lib.ops.shaping:reduce_to_shape", r.standard_normal((2, 3, 4)), as_tensors=True, shape=[4]), 1e-12, 1e-12),
-        Probe("backward_transpose", gradient("Transpose", {"axes": (0, 2)}, [r.standard_normal((2, 4, 3))], r.standard_normal((3, 4, 2))), **exact),
-        Probe("backward_transpose", gradient("Transpose", {"axes": (1, 0)}, [r.standard_normal((2, 3, 4))], r.standard_normal((3, 2, 4))), **exact),
-        Probe("backward_matmul", gradient("MatMul", {}, [r.standard_normal((2, 1, 3, 4)), r.standard_normal((5, 4, 2))], r.standard_normal((2, 5, 3, 2))), 1e-10, 1e-10),
-        Probe("backward_matmul", gradient("MatMul", {}, [r.standard_normal((1, 3, 4)), r.standard_normal((2, 4, 2))], r.standard_normal((2, 3, 2))), 1e-10, 1e-10),
-        Probe("reverse_mode", request("expression", "x*x+x", [r.standard_normal((2, 3))], r.standard_normal((2, 3))), 1e-10, 1e-12),
-        Probe("reverse_mode", request("expression", "x*y+x", [r.standard_normal(5), r.standard_normal(5)], r.standard_normal(5)), 1e-10, 1e-12),
+        grad("backward_power_scalar", "PowerScalar", {"scalar": 2}, [signed(3, 4)], n((3, 4)), 1e-9),
+        grad("backward_power_scalar", "PowerScalar", {"scalar": 3}, [signed(2, 3)], n((2, 3)), 1e-9),
+        grad("backward_relu", "ReLU", {}, [np.array([[0.0, -0.0, 1.0], [-1.0, 0.0, 2.0]])],
+             np.arange(1.0, 7.0).reshape(2, 3)),
+        grad("backward_relu", "ReLU", {}, [np.array([0.0, 0.5, -0.0, -2.0, 0.0])], np.arange(2.0, 7.0)),
+        grad("backward_broadcast_to", "BroadcastTo", {"shape": (3, 4)}, [n(4)], n((3, 4)), 1e-12),
+        grad("backward_broadcast_to", "BroadcastTo", {"shape": (2, 3, 5)}, [n(5)], n((2, 3, 5)), 1e-12),
+        Probe("backward_broadcast_to", call("course_lib.ops.shaping:reduce_to_shape", n((2, 3, 4)), as_tensors=True,
+                                            shape=[4]), 1e-12, 1e-12),
+        grad("backward_transpose", "Transpose", {"axes": (0, 2)}, [n((2, 4, 3))], n((3, 4, 2))),
+        grad("backward_transpose", "Transpose", {"axes": (1, 0)}, [n((2, 3, 4))], n((3, 2, 4))),
+        grad("backward_matmul", "MatMul", {}, [n((2, 1, 3, 4)), n((5, 4, 2))], n((2, 5, 3, 2)), 1e-10),
+        grad("backward_matmul", "MatMul", {}, [n((1, 3, 4)), n((2, 4, 2))], n((2, 3, 2)), 1e-10),
+        Probe("reverse_mode", request("expression", "x*x+x", [n((2, 3))], n((2, 3))), 1e-10, 1e-12),
+        Probe("reverse_mode", request("expression", "x*y+x", [n(5), n(5)], n(5)), 1e-10, 1e-12),
     ]
     for n, k in ((5, 3), (4, 6)):
         z, y = r.standard_normal((n, k)) * 2, np.eye(k)[r.integers(0, k, n)]
@@ -281,5 +289,9 @@ def _probes() -> list[Probe]:
                                                reevaluate=r.standard_normal(out)), 1e-6, 1e-8))
     return probes
 
+
+# The other tasks whose code a task's probes run (probes.py): reverse mode sorts with the
+# student's topological sort, matmul's gradient reduces with the student's reduce_to_shape.
+NEEDS = {"reverse_mode": ("topo_sort",), "backward_matmul": ("backward_broadcast_to",)}
 
 PROBES = _probes()

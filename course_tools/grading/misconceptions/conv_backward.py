@@ -74,6 +74,13 @@ def _as_result(call: Call, dx, dw):
     return [dx, dw] if call.scenario == "gradient" else {"grads": [dx, dw]}
 
 
+def _input_gradient_only(call: Call, dx):
+    """The wrong input gradient in the shape of the call's result, the kernel gradient absent."""
+    dtype = call.args[2][0].dtype if call.scenario == "gradient" else call.args[1][0].dtype
+    dx = dx.astype(dtype)
+    return [dx, None] if call.scenario == "gradient" else {"grads": [dx, None]}
+
+
 def kernel_not_flipped(call: Call):
     found = _conv_gradient_call(call)
     if found is None:
@@ -116,11 +123,13 @@ def out_grad_dilated_by_stride(call: Call):
     if s == 1:
         return None  # the dilation only happens for a stride above 1
     # s zeros between the entries instead of s - 1, cropped to the stride-1 output's size; then the
-    # rest of the recipe as it should be (a stride-1 convolution's gradients for that out_grad).
+    # input gradient as it should be (a stride-1 convolution's, for that out_grad). The kernel
+    # gradient is left out (None: no evidence): the notebook's recipe builds it from out_grad
+    # itself (a convolution at dilation s), where this mistake does not reach.
     h1, w1 = x.shape[1] + 2 * p - d * (k.shape[0] - 1), x.shape[2] + 2 * p - d * (k.shape[1] - 1)
     g_wrong = _dilate_hw(g, s)[:, :h1, :w1, :]
-    dx, dw = torch_grads_nchw(_nchw(x), _oihw(k), _nchw(g_wrong), 1, p, d)
-    return _as_result(call, _nhwc(dx), _hwio(dw))
+    dx, _ = torch_grads_nchw(_nchw(x), _oihw(k), _nchw(g_wrong), 1, p, d)
+    return _input_gradient_only(call, _nhwc(dx))
 
 
 def stride_without_dilation(call: Call):
@@ -131,17 +140,15 @@ def stride_without_dilation(call: Call):
     if s == 1:
         return None
     # out_grad used as if it came from a stride-1 convolution: the input gradient is the full
-    # correlation of the undilated out_grad with the rotated kernel (too small an image), and the
-    # kernel gradient correlates the padded input with the undilated out_grad (too large a kernel).
+    # correlation of the undilated out_grad with the rotated kernel, too small an image. (The
+    # kernel gradient is left out, as above: the recipe reads out_grad itself there.)
     kh, kw = k.shape[:2]
     g_full = np.pad(g, ((0, 0), (d * (kh - 1), d * (kh - 1)), (d * (kw - 1), d * (kw - 1)), (0, 0)))
     dx = torch_conv_nhwc(g_full, np.transpose(k[::-1, ::-1], (0, 1, 3, 2)), dilation=d)
     dx = dx[:, p:dx.shape[1] - p, p:dx.shape[2] - p, :]
     if 0 in dx.shape:
         return None
-    a_t, g_t = np.transpose(x, (3, 1, 2, 0)), np.transpose(g, (1, 2, 0, 3))
-    dw = np.transpose(torch_conv_nhwc(a_t, g_t, stride=d, padding=p), (1, 2, 0, 3))
-    return _as_result(call, dx, dw)
+    return _input_gradient_only(call, dx)
 
 
 def _naive_call(call: Call):
@@ -287,15 +294,14 @@ MISCONCEPTIONS = [
         "conv_backward", "out_grad_dilated_by_stride", "out_grad is dilated with s zeros instead of s - 1",
         "To undo a stride s, out_grad goes back to where a stride-1 convolution has its outputs: every s-th row "
         "and column, that is s - 1 zeros between neighbouring entries (dilation s - 1). With s zeros each "
-        "gradient lands one row and column further out per step, so both gradients pick up the wrong input "
+        "gradient lands one row and column further out per step, and the input gradient sends it to the wrong "
         "pixels.",
         WHERE_BACKWARD, out_grad_dilated_by_stride),
     Misconception(
         "conv_backward", "stride_without_dilation", "the stride is not undone: out_grad is not dilated",
         "With stride s > 1 the output is a stride-1 output sampled every s pixels, so its gradient must first be "
         "dilated by s - 1 (and cropped) to where the stride-1 outputs are. Your backward pass uses out_grad "
-        "as if the stride were 1: the input gradient comes out too small and the kernel gradient too large (or "
-        "with the wrong values).",
+        "as if the stride were 1: the input gradient comes out too small, its values in the wrong places.",
         WHERE_BACKWARD, stride_without_dilation),
     Misconception(
         "conv_naive_backward", "naive_assigns_instead_of_adding", "da is assigned (=) instead of accumulated (+=)",
@@ -315,7 +321,8 @@ MISCONCEPTIONS = [
         "(sh, sw): with dilation d > 1 each window reads a compact K x K patch instead of the spread-out taps.",
         WHERE_IM2COL, im2col_ignores_dilation),
     Misconception(
-        "conv_im2col_forward", "im2col_kernel_rows_in_wrong_order", "the kernel matrix's rows are in another order than the windows'",
+        "conv_im2col_forward", "im2col_kernel_rows_in_wrong_order",
+        "the kernel matrix's rows are in another order than the windows'",
         "A window row is flattened in the order (i, j, c) of the view (KH, KW, C_in); your kernel matrix is "
         "flattened in another order (channels first), so each window value is multiplied by the weight of another "
         "tap or channel. With one input channel the orders coincide; with several they do not. Reshape the "
@@ -359,5 +366,9 @@ def _probes() -> list[Probe]:
         probes.append(Probe("nn_conv", request("nn_conv", *args), 1e-8, 1e-8))
     return probes
 
+
+# The other tasks whose code a task's probes run (probes.py): the backward pass and the layer
+# convolve with the student's Conv.compute.
+NEEDS = {"conv_backward": ("conv_im2col_forward",), "nn_conv": ("conv_im2col_forward",)}
 
 PROBES = _probes()

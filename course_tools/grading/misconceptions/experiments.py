@@ -118,7 +118,8 @@ def _replay(**mistake):
 
 MISCONCEPTIONS = [
     Misconception(
-        "experiment_implementations", "kernel_spatially_transposed", "the kernel is converted with transpose(3, 2, 1, 0)",
+        "experiment_implementations", "kernel_spatially_transposed",
+        "the kernel is converted with transpose(3, 2, 1, 0)",
         "Your NaiveConv converts the (K, K, C_in, C_out) kernel with transpose(3, 2, 1, 0). That has the right "
         "shape (C_out, C_in, K, K), but its last two axes are (v, u) instead of (u, v): the kernel is spatially "
         "transposed, so the naive model computes another function. Use transpose(3, 2, 0, 1).",
@@ -171,19 +172,22 @@ def _probes() -> list[Probe]:
     r = np.random.default_rng(707)
     probes = []
     for n, c_in, h, w, c_out, k, p in [(2, 2, 5, 4, 2, 3, 1), (1, 2, 6, 5, 3, 3, 0)]:
-        x, kernel, bias = r.standard_normal((n, c_in, h, w)), r.standard_normal((k, k, c_in, c_out)), r.standard_normal(c_out)
+        x, kernel = r.standard_normal((n, c_in, h, w)), r.standard_normal((k, k, c_in, c_out))
+        bias = r.standard_normal(c_out)
         g = r.standard_normal((n, c_out, h + 2 * p - k + 1, w + 2 * p - k + 1))
         probes.append(Probe("experiment_implementations",
-                            call("student:naive_conv", x, kernel, bias, as_tensors=True, out_grad=g, padding=p), 1e-9, 1e-9,
+                            call("student:naive_conv", x, kernel, bias, as_tensors=True, out_grad=g, padding=p),
+                            1e-9, 1e-9,
                             expected=lambda args=(x, kernel, bias, p, g): _right_naive_conv(*args)))
     finite, overflow = [np.array([1.0, -2.0], np.float16)], [np.array([np.inf], np.float16)]
-    runs = [({"init_scale": 64.0, "growth_interval": 3}, [True] * 7 + [False, False] + [True] * 4 + [False] + [True] * 9),
+    runs = [({"init_scale": 64.0, "growth_interval": 3},
+             [True] * 7 + [False, False] + [True] * 4 + [False] + [True] * 9),
             ({"init_scale": 24.0, "growth_factor": 1.5, "backoff_factor": 0.25, "growth_interval": 3, "min_scale": 2.0},
              [False, False, True, True, True, False, True, True, True, True, False, False, True]),
             ({"init_scale": 4.0, "growth_interval": 2}, [False] * 4 + [True] * 5 + [False] * 3)]
     for settings, flags in runs:
-        probes.append(Probe("loss_scaler", request("loss_scaler_run", settings, [finite if f else overflow for f in flags]),
-                            1e-12, 1e-8))
+        steps = [finite if f else overflow for f in flags]
+        probes.append(Probe("loss_scaler", request("loss_scaler_run", settings, steps), 1e-12, 1e-8))
     return probes
 
 

@@ -88,6 +88,8 @@ PROBES = [
     Probe("forward_summation", forward("Summation", {"axes": None}, _r.standard_normal((2, 3))), 1e-10, 1e-12),
     Probe("forward_relu", forward("ReLU", {}, _r.standard_normal((4, 5))), 0, 0),
     Probe("forward_relu", forward("ReLU", {}, _r.standard_normal((2, 3, 2))), 0, 0),
-    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3)), _r.standard_normal((3, 4))), 1e-10, 1e-12),
-    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3, 4)), _r.standard_normal((4, 2))), 1e-10, 1e-12),
+    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3)), _r.standard_normal((3, 4))),
+          1e-10, 1e-12),
+    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3, 4)), _r.standard_normal((4, 2))),
+          1e-10, 1e-12),
 ]

@@ -36,7 +36,8 @@ class _View:
     @staticmethod
     def of(value) -> "_View":
         if isinstance(value, StridedView):
-            return _View(np.array(value.buffer).reshape(-1), tuple(value.shape), tuple(value.strides), int(value.offset))
+            return _View(np.array(value.buffer).reshape(-1), tuple(value.shape), tuple(value.strides),
+                         int(value.offset))
         a = np.asarray(value)
         return _View(a.reshape(-1).copy(), a.shape, _compact_strides(a.shape), 0)
 
@@ -44,7 +45,8 @@ class _View:
         """The buffer position of every element; IndexError outside the buffer."""
         index = np.full(self.shape, self.offset, dtype=np.int64)
         for axis, (n, s) in enumerate(zip(self.shape, self.strides)):
-            index = index + (np.arange(n, dtype=np.int64) * s).reshape([n if i == axis else 1 for i in range(len(self.shape))])
+            along = [n if i == axis else 1 for i in range(len(self.shape))]
+            index = index + (np.arange(n, dtype=np.int64) * s).reshape(along)
         if index.size and (index.min() < 0 or index.max() >= self.buffer.size):
             raise IndexError("the view reaches outside its buffer")
         return index
@@ -58,7 +60,8 @@ class _View:
 
 def _slices(view: _View, items) -> list[slice]:
     """The index of a step (ints keep their axis, as in needle) as normalised slices."""
-    items = [tuple(s) if isinstance(s, list) else s for s in items] + [(None, None, None)] * (len(view.shape) - len(items))
+    items = [tuple(s) if isinstance(s, list) else s for s in items]
+    items += [(None, None, None)] * (len(view.shape) - len(items))
     out = []
     for item, n in zip(items, view.shape):
         if isinstance(item, int):
@@ -209,9 +212,16 @@ def _probes() -> list[Probe]:
     ]
     for shape, axes, d in (((7,), (0,), 1), ((5, 8), (0, 1), 2)):
         g = r.standard_normal(tuple(-(-n // (d + 1)) if i in axes else n for i, n in enumerate(shape)))
-        probes.append(Probe("op_undilate", gradient("UnDilate", {"axes": axes, "dilation": d}, [r.standard_normal(shape)], g),
-                            0, 0))
+        x = r.standard_normal(shape)
+        probes.append(Probe("op_undilate", gradient("UnDilate", {"axes": axes, "dilation": d}, [x], g), 0, 0))
     return probes
 
+
+# The other tasks whose code a task's probes run (probes.py): every NDArray is made with
+# compact_strides, pad writes through slicing, UnDilate's gradient is Dilate.
+NEEDS = {"ndarray_getitem": ("ndarray_compact_strides",),
+         "ndarray_flip": ("ndarray_compact_strides",),
+         "ndarray_pad": ("ndarray_compact_strides", "ndarray_getitem"),
+         "op_undilate": ("ndarray_compact_strides", "ndarray_getitem", "op_dilate")}
 
 PROBES = _probes()

@@ -130,7 +130,8 @@ MISCONCEPTIONS = [
         "it to the first maximum in row-major window order only; _first_max_mask finds it.",
         _where('4, "Max pooling, backward: routing" (and section 7, "Ties")'), ties_to_every_maximum),
     Misconception(
-        "maxpool_backward", "backward_mask_pads_with_zeros", "the backward pass looks for the maxima in zero-padded windows",
+        "maxpool_backward", "backward_mask_pads_with_zeros",
+        "the backward pass looks for the maxima in zero-padded windows",
         "Your backward pass finds each window's maximum in windows padded with 0. For a border window of negative "
         "values the padding wins, so the window's gradient goes to a padded position and is cropped away: those "
         "inputs get no gradient. Find the maxima exactly as the forward pass does, with -inf padding.",
@@ -170,5 +171,9 @@ def _probes() -> list[Probe]:
                    Probe("avgpool_backward", gradient("AvgPool2d", attrs, [r.standard_normal(shape)], g), 1e-10, 1e-12)]
     return probes
 
+
+# The other tasks whose code a task's probes run (probes.py): a gradient call builds its node with
+# the student's forward pass first.
+NEEDS = {"maxpool_backward": ("maxpool_forward",), "avgpool_backward": ("avgpool_forward",)}
 
 PROBES = _probes()
