@@ -92,6 +92,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("status", "who submitted, who is graded, what needs manual grading")
     sub.add_argument("assignment", nargs="?", default=None, help="one assignment in detail (default: an overview)")
 
+    sub = command("report", "what a graded assignment says: per task and hidden check, the class's common "
+                            "mistakes, miscalibrated checks, manual grading left, late work, grading errors "
+                            "(terminal summary and an HTML page next to the gradebook)")
+    sub.add_argument("assignment")
+    sub.add_argument("--csv", type=Path, default=None, metavar="FILE", help="also write the raw per-check table")
+
+    sub = command("similarity", "rank pairs of submissions by how alike their solution code is (names, "
+                                "comments and order of helpers normalised; given code ignored)")
+    sub.add_argument("assignment")
+    sub.add_argument("--top", type=int, default=10, help="pairs to list (default 10)")
+
     # The student commands, as the student install's `course` has them (course_student/cli.py).
     student_cli.add_commands(commands, EPILOG)
 
@@ -148,6 +159,16 @@ def _run(args) -> int:
         return instructor.export(course, args.to, args.exporter)
     if name == "status":
         return instructor.status(course, args.assignment)
+    if name == "report":
+        from . import report
+
+        report.report(course, args.assignment, args.csv)
+        return 0
+    if name == "similarity":
+        from . import report
+
+        report.similar(course, args.assignment, args.top)
+        return 0
     raise AssertionError(name)
 
 

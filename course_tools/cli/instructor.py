@@ -10,6 +10,7 @@ import csv
 import datetime
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -182,6 +183,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     jobs += [Job(BLANK_RELEASE, assignment, release_notebook(assignment).parent / name) for name in notebooks]
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
     _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
+    started = time.perf_counter()
     try:
         fanout = grade_jobs(jobs, store, workers=workers, scheduler=scheduler, timeout=timeout, progress=progress)
     except RuntimeError as err:  # no Dask, or its scheduler cannot be reached
@@ -192,6 +194,8 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
             grading_errors.setdefault(job.student, f"{job.notebook.name}: {why}")
     store.set_grading_errors(assignment, grading_errors, [s for s in collected if s not in grading_errors])
 
+    suites_seconds = time.perf_counter() - started
+    started = time.perf_counter()
     api = course.api()
     problems = {}
     to_autograde = [student for student in collected if student not in grading_errors]
@@ -199,9 +203,11 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
         outcome = api.autograde(assignment, student, force=True, create=True)
         if not outcome.get("success"):
             problems[student] = _api_problem(outcome)
+    gradebook_seconds = time.perf_counter() - started
     _say(grade_table(course, assignment, to_autograde, problems))
     _say(f"\n{fanout.graded} notebook(s) graded now, {fanout.reused} reused from earlier gradings "
-         f"(same code, same hidden suites). Next: course feedback {assignment}")
+         f"(same code, same hidden suites): hidden suites {suites_seconds:.1f} s, gradebook "
+         f"{gradebook_seconds:.1f} s. Next: course feedback {assignment}")
     if unsandboxed:
         _say("WARNING: graded --unsandboxed: the submissions' code ran without bubblewrap, able to read every "
              "world-readable file of this machine; only resource limits and a cgroup contained it.")

@@ -15,6 +15,10 @@ whose key is not in the store is graded on the spot, as before.
 
     <course>/.hidden_suite_results/<assignment>/<key>.json
     <course>/.hidden_suite_results/<assignment>/grading-errors.json   (student -> why; not scores)
+    <course>/.hidden_suite_results/<assignment>/students/<student>      (the key last graded for them)
+
+The last file lets `course report` find the result a student was graded with even after the
+bundle changed (a changed bundle changes every key, so the current key would find nothing).
 """
 from __future__ import annotations
 
@@ -62,6 +66,11 @@ def key_of_file(assignment: str, notebook: Path, release_path: Path | None = Non
         return grading_key(assignment, read_notebook(Path(notebook)), release_path)
     except StudentError:
         return None
+
+
+def _safe(name: str) -> str:
+    """A student id as a file name (nbgrader ids are already plain; this only guards the path)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).lstrip(".") or "_"
 
 
 class ResultStore:
@@ -115,6 +124,21 @@ class ResultStore:
         with os.fdopen(handle, "w") as out:
             json.dump(known, out, indent=1)
         os.replace(scratch, path)
+
+    def remember(self, assignment: str, student: str, key: str) -> None:
+        """Note that ``student`` was graded with the result filed under ``key``."""
+        folder = self.folder / assignment / "students"
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, scratch = tempfile.mkstemp(dir=folder, prefix=".writing-")
+        with os.fdopen(handle, "w") as out:
+            out.write(key)
+        os.replace(scratch, folder / _safe(student))
+
+    def key_of_student(self, assignment: str, student: str) -> str | None:
+        try:
+            return (self.folder / assignment / "students" / _safe(student)).read_text().strip() or None
+        except OSError:
+            return None
 
     def clear(self, assignment: str) -> int:
         """Forget every stored result of ``assignment``; returns how many there were."""

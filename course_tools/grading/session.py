@@ -29,6 +29,7 @@ import numpy as np
 from course_lib import tasks
 
 from .. import build
+from ..demonstrations import is_demonstration
 from . import sandbox, views
 from .cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
@@ -69,17 +70,19 @@ def _meta(cell) -> dict:
 
 
 def program_cells(submitted: nbformat.NotebookNode, release: nbformat.NotebookNode) -> list[dict]:
-    """The code the worker runs: the submission's code cells in order, with test cells left out
-    and locked cells replaced by the release's own text (a student cannot retype them)."""
+    """The code the worker runs: the submission's code cells in order, with test cells left out,
+    the release's demonstration cells left out (demonstrations.py) and locked cells replaced by
+    the release's own text (a student cannot retype them)."""
     canonical = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
     tests = {gid for gid, c in canonical.items() if _meta(c).get("grade") and not _meta(c).get("solution")}
+    shows = {gid for gid, c in canonical.items() if is_demonstration(c)}
     cells = []
     for cell in submitted.cells:
         if cell.get("cell_type") != "code":
             continue
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
-        if grade_id in tests or (meta.get("grade") and not meta.get("solution")):
+        if grade_id in tests or grade_id in shows or (meta.get("grade") and not meta.get("solution")):
             continue
         if grade_id in canonical and _meta(canonical[grade_id]).get("locked"):
             cells.append({"grade_id": grade_id, "source": canonical[grade_id].source})
@@ -123,6 +126,7 @@ class StudentSession:
         self.out_of_time: list[str] = []
         self.view_problems: list[str] = []
         self.rotation = views.Rotation()
+        self.timing = {"start": 0.0, "cells": 0.0}  # seconds: sandbox and imports; the notebook's cells
         self.memo: dict = {}  # for hidden suites: results one request gives several checks
         self.diagnoser = Diagnoser(assignment)
         self._provenance: dict[int, tuple] = {}  # id(array) -> (array, Call, path): which call gave a value
@@ -212,6 +216,7 @@ class StudentSession:
             os.close(request_read)
             os.close(response_write)
         self.channel = Channel(response_read, request_write)
+        began = time.monotonic()
         # Until "ready", only the grader's own code has run: any failure is ours, not the student's.
         try:
             ready = self.channel.receive(time.monotonic() + READY_TIMEOUT_S)
@@ -223,6 +228,8 @@ class StudentSession:
             self.broken = f"the sandboxed grading worker did not start ({err}): {why or 'no message'}"
             raise GradingError(self.broken) from None
         self.process.stderr.close()
+        self.timing["start"] += time.monotonic() - began
+        began = time.monotonic()
         cut_short = budget < self.load_timeout
         deadline = time.monotonic() + min(self.load_timeout, budget)
         try:
@@ -236,6 +243,7 @@ class StudentSession:
             self.fatal = "the notebook's code wrote into the grader's channel while its cells ran"
             raise StudentError(self.fatal)
         self.load_report = [c for c in loaded["cells"] if isinstance(c, dict)]
+        self.timing["cells"] += time.monotonic() - began
 
     def _stderr_tail(self) -> str:
         try:

@@ -33,6 +33,7 @@ from course_lib import tasks
 from course_lib.checks import assert_close
 
 from ..build import release_notebook as release_notebook_of
+from ..demonstrations import is_demonstration
 from .session import CURRENT, GradingError, StudentError, StudentSession
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,8 +186,17 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
         load_errors = session.loaded_cell_errors()
         fatal, starts, kind, out_of_time = session.fatal, session.starts, session.kind, session.out_of_time
         diagnoser = session.diagnoser
-    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind,
-              "seconds": round(time.perf_counter() - start, 2), "worker_starts": starts,
+        timing = dict(session.timing)
+        slow_cells = sorted((c for c in session.load_report if isinstance(c.get("seconds"), (int, float))),
+                            key=lambda c: -c["seconds"])[:5]
+    total = time.perf_counter() - start
+    timing = {"sandbox_and_imports": round(timing["start"], 3), "notebook_cells": round(timing["cells"], 3),
+              "checks": round(total - timing["start"] - timing["cells"], 3),
+              "slowest_cells": [[c["cell"], c["seconds"]] for c in slow_cells]}
+    release = nbformat.read(str(release_notebook), as_version=4)
+    not_run = [c.metadata["nbgrader"]["grade_id"] for c in release.cells if is_demonstration(c)]
+    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind, "not_run": not_run,
+              "seconds": round(total, 2), "timing": timing, "worker_starts": starts,
               "fatal": fatal, "cell_errors": load_errors, "tasks": {}, "grading_error": None}
     errors = list(plugin.grading_errors)
     if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

@@ -41,6 +41,7 @@ class StudentRecord:
     tasks: dict[str, TaskScore] = field(default_factory=dict)
     result: dict | None = None          # the hidden-suite result of the submitted notebook
     grading_error: str | None = None
+    blank: bool = False                 # handed in the release as it was (same program)
 
     @property
     def score(self) -> float:
@@ -110,14 +111,21 @@ def load(course: Course, assignment: str) -> ClassData:
                     record.tasks[grade.name] = TaskScore(float(grade.score or 0.0), float(grade.max_score),
                                                          is_manual, bool(grade.needs_manual_grade))
             records.append(record)
+    from ..cli.instructor import BLANK_RELEASE
+
+    # The key each student was last graded with (the bundle may have changed since), else today's.
+    blank_key = store.key_of_student(assignment, BLANK_RELEASE) or key_of_file(assignment, notebook)
     for record in records:
         path = course.folder("submitted") / record.student / assignment / notebook.name
-        record.result = store.get(assignment, key_of_file(assignment, path)) if path.exists() else None
+        key = store.key_of_student(assignment, record.student) or (
+            key_of_file(assignment, path) if path.exists() else None)
+        record.result = store.get(assignment, key)
+        record.blank = key is not None and key == blank_key
     errors = store.grading_errors(assignment)
     for record in records:
         if record.student in errors:
             record.grading_error = errors[record.student]["error"]
-    blank = store.get(assignment, key_of_file(assignment, notebook))
+    blank = store.get(assignment, blank_key)
     return ClassData(assignment, points, manual, records, blank, errors, read_log(course.root, assignment))
 
 

@@ -75,8 +75,38 @@ class CPUDevice(Device):
     def enabled(self) -> bool:
         return True
 
+    @cached_property
+    def xp(self):
+        _keep_large_buffers()
+        return super().xp
+
     def to_numpy(self, array):
         return self.xp.array(array, copy=True)
+
+
+def _keep_large_buffers() -> None:
+    """Let glibc keep freed large buffers for reuse instead of returning them to the system.
+
+    A convolution's im2col matrices are tens of MB, allocated and freed on every step. By
+    default glibc hands allocations above 32 MB straight to mmap and unmaps them on free, so
+    every step pays again for fresh pages (page faults, a sizeable part of a conv's time on the
+    CPU). Raising the mmap and trim thresholds makes such buffers come back from the heap,
+    already mapped. Only glibc has mallopt; elsewhere nothing changes (and
+    COURSE_LIB_NO_MALLOPT=1 turns it off). Freed memory stays with the process (its resident
+    size does not shrink), which is what a training loop wants."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if not name or os.environ.get("COURSE_LIB_NO_MALLOPT"):
+        return
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    mallopt(m_mmap_threshold, 1 << 30)
+    mallopt(m_trim_threshold, 1 << 30)
 
 
 def _nvidia_driver_present() -> bool:
