@@ -24,7 +24,7 @@ from course_tools.demo_class import apply_edits
 from course_tools.grading import probes
 from course_tools.grading.diagnosis import Call, Diagnoser, Misconception, check_catalogue, misconceptions_of
 from course_tools.grading.suite import feedback_text
-from grading_support import ROOT, graded, require_sandbox, wrong_catalogue
+from grading_support import ROOT, grade, graded, require_sandbox, wrong_catalogue
 
 ASSIGNMENTS = list(tasks.ASSIGNMENTS)
 CATALOGUE = [pytest.param(a, case, id=f"{a}-{case['name']}") for a in ASSIGNMENTS for case in wrong_catalogue(a)]
@@ -258,3 +258,11 @@ def test_course_check_without_the_misconceptions_says_nothing_more(tmp_path, mon
     report = _check_case(tmp_path, "01_forward_ops", "transpose_reverses_all_axes")
     assert [t.task for t in report.tasks if t.status == "failed"] == ["forward_transpose"]
     assert all(t.diagnosis is None for t in report.tasks) and "known mistake" not in format_report(report)
+
+
+def test_an_independently_written_solution_gets_no_diagnosis(sandbox, tmp_path):
+    """Correct code written another way (other loops, names, arrays) is right, not a known mistake."""
+    from test_similarity import independent
+
+    result = grade("04_conv_backward", independent(), tmp_path)
+    assert diagnoses(result) == {}
