@@ -69,19 +69,19 @@ class Probe:
     expected: Callable[[], object] | None = None
 
 
-def forward(op: str, attrs: dict, *arrays) -> Call:
+def forward_call(op: str, attrs: dict, *arrays) -> Call:
     return Call("forward", (op, attrs, list(arrays)), {})
 
 
-def gradient(op: str, attrs: dict, arrays: list, out_grad, reevaluate=None) -> Call:
+def gradient_call(op: str, attrs: dict, arrays: list, out_grad, reevaluate=None) -> Call:
     options = {} if reevaluate is None else {"reevaluate": reevaluate}
     return Call("gradient", (op, attrs, list(arrays), out_grad), options)
 
 
-def call(target: str, *arrays, as_tensors=False, out_grad=None, reevaluate=None, **kwargs) -> Call:
+def function_call(target: str, *arrays, as_tensors=False, out_grad=None, reevaluate=None, **kwargs) -> Call:
     return Call("call", (target, list(arrays), kwargs, as_tensors, out_grad),
                 {} if reevaluate is None else {"reevaluate": reevaluate})
 
 
-def request(scenario: str, *args) -> Call:
+def request_call(scenario: str, *args) -> Call:
     return Call(scenario, tuple(args), {})

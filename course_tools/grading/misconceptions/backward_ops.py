@@ -12,8 +12,8 @@ from course_lib import tasks
 
 from ..diagnosis import Call, Misconception
 from ..reference import op_gradient
-from ._calls import (Probe, call, call_of, gradient, gradient_of, in_dtype, reevaluated_gradient_of, request,
-                     request_of)
+from ._calls import (Probe, call_of, function_call, gradient_call, gradient_of, in_dtype, reevaluated_gradient_of,
+                     request_call, request_of)
 
 NOTEBOOK = "02_backward_ops"
 OP_OF_TASK = {"backward_power_scalar": "PowerScalar", "backward_divide": "EWiseDiv",
@@ -249,7 +249,7 @@ def _probes() -> list[Probe]:
         return r.uniform(0.5, 2.0, shape) * r.choice([-1.0, 1.0], shape)
 
     def grad(task, op, attrs, arrays, out_grad, tol=0.0):
-        return Probe(task, gradient(op, attrs, arrays, out_grad), tol, tol)
+        return Probe(task, gradient_call(op, attrs, arrays, out_grad), tol, tol)
 
     n = r.standard_normal
     probes = [
@@ -260,19 +260,20 @@ def _probes() -> list[Probe]:
         grad("backward_relu", "ReLU", {}, [np.array([0.0, 0.5, -0.0, -2.0, 0.0])], np.arange(2.0, 7.0)),
         grad("backward_broadcast_to", "BroadcastTo", {"shape": (3, 4)}, [n(4)], n((3, 4)), 1e-12),
         grad("backward_broadcast_to", "BroadcastTo", {"shape": (2, 3, 5)}, [n(5)], n((2, 3, 5)), 1e-12),
-        Probe("backward_broadcast_to", call("course_lib.ops.shaping:reduce_to_shape", n((2, 3, 4)), as_tensors=True,
-                                            shape=[4]), 1e-12, 1e-12),
+        Probe("backward_broadcast_to", function_call("course_lib.ops.shaping:reduce_to_shape", n((2, 3, 4)),
+                                                     as_tensors=True, shape=[4]), 1e-12, 1e-12),
         grad("backward_transpose", "Transpose", {"axes": (0, 2)}, [n((2, 4, 3))], n((3, 4, 2))),
         grad("backward_transpose", "Transpose", {"axes": (1, 0)}, [n((2, 3, 4))], n((3, 2, 4))),
         grad("backward_matmul", "MatMul", {}, [n((2, 1, 3, 4)), n((5, 4, 2))], n((2, 5, 3, 2)), 1e-10),
         grad("backward_matmul", "MatMul", {}, [n((1, 3, 4)), n((2, 4, 2))], n((2, 3, 2)), 1e-10),
-        Probe("reverse_mode", request("expression", "x*x+x", [n((2, 3))], n((2, 3))), 1e-10, 1e-12),
-        Probe("reverse_mode", request("expression", "x*y+x", [n(5), n(5)], n(5)), 1e-10, 1e-12),
+        Probe("reverse_mode", request_call("expression", "x*x+x", [n((2, 3))], n((2, 3))), 1e-10, 1e-12),
+        Probe("reverse_mode", request_call("expression", "x*y+x", [n(5), n(5)], n(5)), 1e-10, 1e-12),
     ]
     for n, k in ((5, 3), (4, 6)):
         z, y = r.standard_normal((n, k)) * 2, np.eye(k)[r.integers(0, k, n)]
-        probes.append(Probe("softmax_loss", call("course_lib.nn:softmax_loss", z, y, as_tensors=True), 1e-10, 1e-12))
-        probes.append(Probe("softmax_loss", call("course_lib.nn:softmax_loss", z, y, as_tensors=True,
+        probes.append(Probe("softmax_loss", function_call("course_lib.nn:softmax_loss", z, y, as_tensors=True),
+                            1e-10, 1e-12))
+        probes.append(Probe("softmax_loss", function_call("course_lib.nn:softmax_loss", z, y, as_tensors=True,
                                                  reevaluate=[r.standard_normal((n, k)) * 2, y]), 1e-10, 1e-12))
     # every op's gradient, evaluated again with a second out_grad (a gradient outside the graph)
     shapes = {"EWiseDiv": [(3, 4), (3, 4)], "EWisePow": [(3, 4), (3, 4)], "MatMul": [(2, 3, 4), (4, 5)],
@@ -285,7 +286,7 @@ def _probes() -> list[Probe]:
         for _ in range(2):
             arrays = [r.uniform(0.5, 2.0, s) for s in shapes.get(op, [(3, 4)])]
             out = out_shapes.get(op, (3, 4))
-            probes.append(Probe(task, gradient(op, attrs.get(op, {}), arrays, r.standard_normal(out),
+            probes.append(Probe(task, gradient_call(op, attrs.get(op, {}), arrays, r.standard_normal(out),
                                                reevaluate=r.standard_normal(out)), 1e-6, 1e-8))
     return probes
 

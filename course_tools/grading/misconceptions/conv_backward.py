@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ..diagnosis import Call, Misconception
-from ._calls import Probe, call, forward, gradient, request
+from ._calls import Probe, function_call, forward_call, gradient_call, request_call
 
 WHERE_BACKWARD = "section 6 of 04_conv_backward, \"The backward pass, as convolutions\""
 WHERE_NAIVE = "section 4 of 04_conv_backward, \"The naive loops\""
@@ -353,17 +353,18 @@ def _probes() -> list[Probe]:
         x, k = r.standard_normal((n, h, w, c_in)), r.standard_normal((kh, kw, c_in, c_out))
         out = torch_conv_nhwc(x, k, s, p, d)
         attrs = {"stride": s, "padding": p, "dilation": d}
-        probes.append(Probe("conv_backward", gradient("Conv", attrs, [x, k], r.standard_normal(out.shape)), 1e-8, 1e-8))
-        probes.append(Probe("conv_im2col_forward", forward("Conv", {**attrs, "dilation": 2}, x, k), 1e-8, 1e-8))
+        g = r.standard_normal(out.shape)
+        probes.append(Probe("conv_backward", gradient_call("Conv", attrs, [x, k], g), 1e-8, 1e-8))
+        probes.append(Probe("conv_im2col_forward", forward_call("Conv", {**attrs, "dilation": 2}, x, k), 1e-8, 1e-8))
     for n, c_in, h, w, c_out, k, s in [(2, 2, 5, 6, 3, 3, 1), (2, 1, 7, 6, 2, 3, 1)]:
         a_pad, kernel = r.standard_normal((n, c_in, h, w)), r.standard_normal((c_out, c_in, k, k))
         dz = r.standard_normal((n, c_out, h - k + 1, w - k + 1))
-        probes.append(Probe("conv_naive_backward", call("course_lib.naive:conv2d_backward", dz, a_pad, kernel,
+        probes.append(Probe("conv_naive_backward", function_call("course_lib.naive:conv2d_backward", dz, a_pad, kernel,
                                                         padding=0, stride=s, dilation=1), 1e-8, 1e-8))
     for c_in, c_out, k, s, n, h, w in [(3, 4, 3, 1, 2, 7, 9), (2, 3, 3, 2, 1, 6, 5)]:
         args = (c_in, c_out, k, s, r.standard_normal((k, k, c_in, c_out)), r.standard_normal(c_out),
                 r.standard_normal((n, c_in, h, w)), None)
-        probes.append(Probe("nn_conv", request("nn_conv", *args), 1e-8, 1e-8))
+        probes.append(Probe("nn_conv", request_call("nn_conv", *args), 1e-8, 1e-8))
     return probes
 
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..diagnosis import Call, Misconception
-from ._calls import Probe, call, call_of, request, request_of
+from ._calls import Probe, call_of, function_call, request_call, request_of
 
 NOTEBOOK = "07_experiments"
 WHERE_LAYOUTS = f"Part 1 of {NOTEBOOK}, \"Layouts: the one thing to get right\""
@@ -176,7 +176,8 @@ def _probes() -> list[Probe]:
         bias = r.standard_normal(c_out)
         g = r.standard_normal((n, c_out, h + 2 * p - k + 1, w + 2 * p - k + 1))
         probes.append(Probe("experiment_implementations",
-                            call("student:naive_conv", x, kernel, bias, as_tensors=True, out_grad=g, padding=p),
+                            function_call("student:naive_conv", x, kernel, bias, as_tensors=True, out_grad=g,
+                                          padding=p),
                             1e-9, 1e-9,
                             expected=lambda args=(x, kernel, bias, p, g): _right_naive_conv(*args)))
     finite, overflow = [np.array([1.0, -2.0], np.float16)], [np.array([np.inf], np.float16)]
@@ -187,7 +188,7 @@ def _probes() -> list[Probe]:
             ({"init_scale": 4.0, "growth_interval": 2}, [False] * 4 + [True] * 5 + [False] * 3)]
     for settings, flags in runs:
         steps = [finite if f else overflow for f in flags]
-        probes.append(Probe("loss_scaler", request("loss_scaler_run", settings, steps), 1e-12, 1e-8))
+        probes.append(Probe("loss_scaler", request_call("loss_scaler_run", settings, steps), 1e-12, 1e-8))
     return probes
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnosis import Call, Misconception
-from ._calls import Probe, forward, forward_of, in_dtype
+from ._calls import Probe, forward_call, forward_of, in_dtype
 
 NOTEBOOK = "01_forward_ops"
 
@@ -82,14 +82,14 @@ MISCONCEPTIONS = [
 # Inputs on which these mistakes show, for `course check` (probes.py).
 _r = np.random.default_rng(101)
 PROBES = [
-    Probe("forward_transpose", forward("Transpose", {"axes": None}, _r.standard_normal((2, 3, 4))), 0, 0),
-    Probe("forward_transpose", forward("Transpose", {"axes": None}, _r.standard_normal((3, 2, 2, 5))), 0, 0),
-    Probe("forward_summation", forward("Summation", {"axes": (1,)}, _r.standard_normal((3, 4, 5))), 1e-10, 1e-12),
-    Probe("forward_summation", forward("Summation", {"axes": None}, _r.standard_normal((2, 3))), 1e-10, 1e-12),
-    Probe("forward_relu", forward("ReLU", {}, _r.standard_normal((4, 5))), 0, 0),
-    Probe("forward_relu", forward("ReLU", {}, _r.standard_normal((2, 3, 2))), 0, 0),
-    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3)), _r.standard_normal((3, 4))),
+    Probe("forward_transpose", forward_call("Transpose", {"axes": None}, _r.standard_normal((2, 3, 4))), 0, 0),
+    Probe("forward_transpose", forward_call("Transpose", {"axes": None}, _r.standard_normal((3, 2, 2, 5))), 0, 0),
+    Probe("forward_summation", forward_call("Summation", {"axes": (1,)}, _r.standard_normal((3, 4, 5))), 1e-10, 1e-12),
+    Probe("forward_summation", forward_call("Summation", {"axes": None}, _r.standard_normal((2, 3))), 1e-10, 1e-12),
+    Probe("forward_relu", forward_call("ReLU", {}, _r.standard_normal((4, 5))), 0, 0),
+    Probe("forward_relu", forward_call("ReLU", {}, _r.standard_normal((2, 3, 2))), 0, 0),
+    Probe("forward_matmul", forward_call("MatMul", {}, _r.standard_normal((2, 3)), _r.standard_normal((3, 4))),
           1e-10, 1e-12),
-    Probe("forward_matmul", forward("MatMul", {}, _r.standard_normal((2, 3, 4)), _r.standard_normal((4, 2))),
+    Probe("forward_matmul", forward_call("MatMul", {}, _r.standard_normal((2, 3, 4)), _r.standard_normal((4, 2))),
           1e-10, 1e-12),
 ]

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..diagnosis import Call, Misconception
 from ..worker.scenarios import FUNCTIONS
-from ._calls import Probe, request, request_of
+from ._calls import Probe, request_call, request_of
 
 NOTEBOOK = "06_gradient_checking"
 WHERE_CENTRAL = f"section 1 of {NOTEBOOK}, \"Two oracles for a gradient\" (Central differences)"
@@ -123,10 +123,12 @@ def _probes() -> list[Probe]:
     r = np.random.default_rng(606)
     differences = [("sum_of_cubes", (2, 3), 1e-5), ("coupled", (5,), 1e-5), ("coupled", (2, 3), 1e-5),
                    ("sin_dot", (4,), 1e-6)]
-    probes = [Probe("gradient_check", request("central_difference_of", name, r.uniform(-1.5, 1.5, shape), h),
+    probes = [Probe("gradient_check", request_call("central_difference_of", name, r.uniform(-1.5, 1.5, shape), h),
                     1e-6, 1e-7) for name, shape, h in differences]
-    probes += [Probe("best_step_size", request("variable", "errors64"), 1e-3, 0, expected=lambda: sweep(np.float64)),
-               Probe("best_step_size", request("variable", "errors32"), 1e-2, 0, expected=lambda: sweep(np.float32))]
+    probes += [Probe("best_step_size", request_call("variable", "errors64"), 1e-3, 0,
+                     expected=lambda: sweep(np.float64)),
+               Probe("best_step_size", request_call("variable", "errors32"), 1e-2, 0,
+                     expected=lambda: sweep(np.float32))]
     return probes
 
 

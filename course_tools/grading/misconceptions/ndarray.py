@@ -13,7 +13,7 @@ import numpy as np
 
 from ..diagnosis import Call, Misconception
 from ..worker.protocol import StridedView
-from ._calls import Probe, gradient, gradient_of, in_dtype, request
+from ._calls import Probe, gradient_call, gradient_of, in_dtype, request_call
 
 NOTEBOOK = "03_ndarray"
 
@@ -200,7 +200,7 @@ def _probes() -> list[Probe]:
 
     r = np.random.default_rng(303)
     x, y = r.standard_normal((3, 4, 5)), r.standard_normal((4, 5, 3))
-    steps = lambda task, array, *s: Probe(task, request("ndarray_steps", array, list(s)), 0, 0)  # noqa: E731
+    steps = lambda task, array, *s: Probe(task, request_call("ndarray_steps", array, list(s)), 0, 0)  # noqa: E731
     probes = [
         steps("ndarray_getitem", x, ["getitem", [[None, None, 2], [None, None, None], [1, None, 3]]]),
         steps("ndarray_getitem", x, ["getitem", [[None, None, None], 0, [4, 0, -3]]]),
@@ -213,7 +213,7 @@ def _probes() -> list[Probe]:
     for shape, axes, d in (((7,), (0,), 1), ((5, 8), (0, 1), 2)):
         g = r.standard_normal(tuple(-(-n // (d + 1)) if i in axes else n for i, n in enumerate(shape)))
         x = r.standard_normal(shape)
-        probes.append(Probe("op_undilate", gradient("UnDilate", {"axes": axes, "dilation": d}, [x], g), 0, 0))
+        probes.append(Probe("op_undilate", gradient_call("UnDilate", {"axes": axes, "dilation": d}, [x], g), 0, 0))
     return probes
 
 

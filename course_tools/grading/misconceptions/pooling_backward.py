@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..diagnosis import Call, Misconception
-from ._calls import Probe, call_of, forward, forward_of, gradient, gradient_of, in_dtype
+from ._calls import Probe, call_of, forward_call, forward_of, gradient_call, gradient_of, in_dtype
 
 NOTEBOOK = "05_pooling_backward"
 
@@ -164,11 +164,12 @@ def _probes() -> list[Probe]:
         out = windows(np.zeros(shape), k, s, p, 0.0).shape[:3] + (shape[3],)
         negative, ties = -1.0 - r.random(shape), r.integers(0, 3, shape).astype(np.float64)
         g = r.integers(-4, 5, out).astype(np.float64)
-        probes += [Probe("maxpool_forward", forward("MaxPool2d", attrs, negative), 1e-12, 0),
-                   Probe("maxpool_backward", gradient("MaxPool2d", attrs, [ties], g), 1e-12, 1e-12),
-                   Probe("maxpool_backward", gradient("MaxPool2d", attrs, [negative], g), 1e-12, 1e-12),
-                   Probe("avgpool_forward", forward("AvgPool2d", attrs, r.standard_normal(shape)), 1e-10, 1e-12),
-                   Probe("avgpool_backward", gradient("AvgPool2d", attrs, [r.standard_normal(shape)], g), 1e-10, 1e-12)]
+        probes += [Probe("maxpool_forward", forward_call("MaxPool2d", attrs, negative), 1e-12, 0),
+                   Probe("maxpool_backward", gradient_call("MaxPool2d", attrs, [ties], g), 1e-12, 1e-12),
+                   Probe("maxpool_backward", gradient_call("MaxPool2d", attrs, [negative], g), 1e-12, 1e-12),
+                   Probe("avgpool_forward", forward_call("AvgPool2d", attrs, r.standard_normal(shape)), 1e-10, 1e-12),
+                   Probe("avgpool_backward", gradient_call("AvgPool2d", attrs, [r.standard_normal(shape)], g),
+                         1e-10, 1e-12)]
     return probes
 
 
