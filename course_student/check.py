@@ -187,10 +187,18 @@ def _recovered(client) -> bool:
         client.timeout = timeout
 
 
+PROBE_TIMEOUT_S = 60  # the probes of every failed task together; past that, no diagnosis
+
+
 def _execute(client, code: str) -> str | None:
-    """Run ``code`` in the kernel as a cell of its own; its error line, or None."""
+    """Run ``code`` in the kernel as a cell of its own, for at most PROBE_TIMEOUT_S seconds; its
+    error line, or None. (A timeout raises: diagnose.py then gives no diagnosis.)"""
     cell = nbformat.v4.new_code_cell(code)
-    client.execute_cell(cell, -1)
+    timeout, client.timeout = client.timeout, min(client.timeout, PROBE_TIMEOUT_S)
+    try:
+        client.execute_cell(cell, -1)
+    finally:
+        client.timeout = timeout
     return _error_of(cell)
 
 
