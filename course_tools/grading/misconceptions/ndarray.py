@@ -158,8 +158,8 @@ def undilate_gradient_not_cropped(call: Call):
     return [in_dtype(_dilate(g, attrs["axes"], attrs["dilation"]), g)]
 
 
-def _where(section: str) -> str:
-    return f"section {section} of {NOTEBOOK}"
+def _where(section: int, title: str, more: str = "") -> str:
+    return f"section {section} of {NOTEBOOK}, \"{title}\"{more}"
 
 
 MISCONCEPTIONS = [
@@ -169,7 +169,7 @@ MISCONCEPTIONS = [
         "a[::2] must move 2 elements of the original for each step of the view, so the new stride is "
         "stride * step (negative for a negative step). With the old stride the view reads neighbouring "
         "elements instead of every step-th one (and setitem writes to them).",
-        _where('3, "Slicing with steps; an integer index keeps its axis"'),
+        _where(3, "Slicing with steps; an integer index keeps its axis"),
         _steps_misconception("getitem", step_in_strides=False)),
     Misconception(
         "ndarray_flip", "flip_ignores_existing_offset", "flip starts from offset 0 instead of the array's offset",
@@ -177,20 +177,20 @@ MISCONCEPTIONS = [
         "array that is true, but a slice such as a[1:3] starts inside the buffer, at its own offset. The flipped "
         "view starts at the *last* element of each flipped axis: the array's offset plus (n - 1) * stride for "
         "each flipped axis.",
-        _where('5, "flip: negative strides"'), _steps_misconception("flip", keep_offset=False)),
+        _where(5, "flip: negative strides"), _steps_misconception("flip", keep_offset=False)),
     Misconception(
         "ndarray_pad", "pad_ignores_before", "the array is written at the start of the padded one",
         "Your pad makes a result of the right shape but copies the array into its first n positions along each "
         "axis, so all the padding ends up after it. The `before` padding comes first: along each axis the array "
         "goes to positions before ... before + n - 1.",
-        _where('6, "pad"'), _steps_misconception("pad", after_before=False)),
+        _where(6, "pad"), _steps_misconception("pad", after_before=False)),
     Misconception(
         "op_undilate", "undilate_gradient_not_cropped", "the gradient keeps dilate's extra trailing zeros",
         "UnDilate keeps every (d+1)-th element of an input of size n, which gives ceil(n / (d+1)) elements. "
         "Dilating out_grad back gives ceil(n / (d+1)) * (d+1) entries, which is more than n unless n is a multiple "
         "of d + 1: your gradient then has extra zeros at the end and the wrong shape. Crop it back to the "
         "input's shape.",
-        _where('7, "UnDilate: the inverse and the adjoint"'), undilate_gradient_not_cropped),
+        _where(7, "UnDilate: the inverse and the adjoint"), undilate_gradient_not_cropped),
 ]
 
 

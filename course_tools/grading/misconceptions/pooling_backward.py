@@ -113,8 +113,8 @@ def avgpool_backward_without_division(call: Call):
     return _avg_backward(call, lambda k: 1)
 
 
-def _where(section: str) -> str:
-    return f"section {section} of {NOTEBOOK}"
+def _where(section: int, title: str, more: str = "") -> str:
+    return f"section {section} of {NOTEBOOK}, \"{title}\"{more}"
 
 
 MISCONCEPTIONS = [
@@ -122,35 +122,35 @@ MISCONCEPTIONS = [
         "maxpool_forward", "maxpool_pads_with_zeros", "the padding is 0 instead of -inf",
         "Your max pooling pads with zeros. A border window whose real values are all negative then outputs 0, "
         "a value that is not in the input at all. Padding must never win the maximum: pad with -inf.",
-        _where('3, "Max pooling, forward"'), maxpool_pads_with_zeros),
+        _where(3, "Max pooling, forward"), maxpool_pads_with_zeros),
     Misconception(
         "maxpool_backward", "ties_to_every_maximum", "every tied maximum receives the whole gradient",
         "Your mask is window == max, so when several elements tie for a window's maximum each of them receives "
         "the window's whole gradient, and the gradient is counted several times. The course (like PyTorch) gives "
         "it to the first maximum in row-major window order only; _first_max_mask finds it.",
-        _where('4, "Max pooling, backward: routing" (and section 7, "Ties")'), ties_to_every_maximum),
+        _where(4, "Max pooling, backward: routing", ' and section 7, "Ties"'), ties_to_every_maximum),
     Misconception(
         "maxpool_backward", "backward_mask_pads_with_zeros",
         "the backward pass looks for the maxima in zero-padded windows",
         "Your backward pass finds each window's maximum in windows padded with 0. For a border window of negative "
         "values the padding wins, so the window's gradient goes to a padded position and is cropped away: those "
         "inputs get no gradient. Find the maxima exactly as the forward pass does, with -inf padding.",
-        _where('4, "Max pooling, backward: routing"'), backward_mask_pads_with_zeros),
+        _where(4, "Max pooling, backward: routing"), backward_mask_pads_with_zeros),
     Misconception(
         "avgpool_forward", "avgpool_without_division", "the window is summed, not averaged",
         "Your average pooling adds up the k*k values of each window but does not divide by k*k, so every output "
         "is k^2 times too large. The divisor is always k^2, padded zeros included.",
-        _where('5, "Average pooling: forward and backward"'), avgpool_without_division),
+        _where(5, "Average pooling: forward and backward"), avgpool_without_division),
     Misconception(
         "avgpool_backward", "avgpool_backward_divides_by_k", "each element gets g / k instead of g / k^2",
         "Every element of a window enters the mean with weight 1/k^2 (the window has k*k elements), so each one "
         "receives g / k^2 from that window. Dividing by k makes the gradient k times too large.",
-        _where('5, "Average pooling: forward and backward"'), avgpool_backward_divides_by_k),
+        _where(5, "Average pooling: forward and backward"), avgpool_backward_divides_by_k),
     Misconception(
         "avgpool_backward", "avgpool_backward_without_division", "each element gets the whole window gradient g",
         "Your backward pass gives every element of a window the window's whole gradient g. The output is the "
         "mean, in which each element has weight 1/k^2, so each element receives g / k^2.",
-        _where('5, "Average pooling: forward and backward"'), avgpool_backward_without_division),
+        _where(5, "Average pooling: forward and backward"), avgpool_backward_without_division),
 ]
 
 
