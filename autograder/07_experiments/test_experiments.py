@@ -408,8 +408,14 @@ def _float16(values):
 
 
 def _run_scaler(student, settings, steps):
+    """The student's LossScaler driven through ``steps``: one record per step."""
+    return _run_scaler_columns(student, settings, steps)[0]
+
+
+def _run_scaler_columns(student, settings, steps):
+    """(records, the same run as columns {"scale", "good", "skipped", "finite"})."""
     steps = [[np.asarray(g) for g in step] for step in steps]
-    return student.request("loss_scaler_run", settings, steps)
+    return student.loss_scaler_run(settings, steps)
 
 
 def _reference_run(settings, flags):
@@ -419,6 +425,24 @@ def _reference_run(settings, flags):
         scaler.update(finite)
         out.append((scaler.scale_value, scaler.good_steps, scaler.skipped_steps))
     return out
+
+
+def _expect_run(columns, settings, flags, what, rtol, atol=0.0):
+    """(scale_value, good_steps, skipped_steps) after every step against the reference scaler's,
+    compared column by column (each comparison is evidence for naming the mistake); a mismatch is
+    reported at the first step where any of the three differs."""
+    reference = _reference_run(settings, flags)
+    for i, key in enumerate(("scale", "good", "skipped")):
+        try:
+            expect_close(columns[key], np.array([r[i] for r in reference], dtype=float), what,
+                         rtol=rtol if key == "scale" else 0, atol=atol if key == "scale" else 0)
+        except AssertionError:
+            got = [(float(s), int(g), int(k)) for s, g, k in zip(columns["scale"], columns["good"], columns["skipped"])]
+            step = next(j for j, (mine, ref) in enumerate(zip(got, reference))
+                        if not (np.isclose(mine[0], ref[0], rtol=rtol, atol=atol) and mine[1:] == ref[1:]))
+            raise AssertionError(f"{what}, step {step + 1} ({'finite' if flags[step] else 'overflow'}): "
+                                 f"(scale_value, good_steps, skipped_steps) = {got[step]}, expected "
+                                 f"{reference[step]}") from None
 
 
 @task("loss_scaler", weight=1)
@@ -468,24 +492,25 @@ def test_update_follows_a_long_sequence(student, rng):
     flags = [True] * 7 + [False, False] + [True] * 4 + [False] + [True] * 9 + list(rng.random(15) < 0.75)
     settings = {"init_scale": 64.0, "growth_interval": 3}
     steps = [[np.array([1.0, -2.0], np.float16) if f else np.array([np.inf], np.float16)] for f in flags]
-    records = _run_scaler(student, settings, steps)
-    for i, (record, (scale, good, skipped)) in enumerate(zip(records, _reference_run(settings, flags)), start=1):
-        got = (record["scale"], record["good"], record["skipped"])
-        assert got == (scale, good, skipped), (
-            f"LossScaler(init_scale=64, growth_interval=3), step {i} ({'finite' if flags[i - 1] else 'overflow'}): "
-            f"(scale_value, good_steps, skipped_steps) = {got}, expected {(scale, good, skipped)}")
+    _, columns = _run_scaler_columns(student, settings, steps)
+    _expect_run(columns, settings, flags, "LossScaler(init_scale=64, growth_interval=3)", rtol=0)
 
 
-@task("loss_scaler", weight=1)
-def test_update_custom_factors_and_floor(student):
+# Two settings (weight 1/2 each), so that a mistake only a floor or custom factors reveal is seen twice.
+CUSTOM_SCALERS = [
+    ({"init_scale": 100.0, "growth_factor": 3.0, "backoff_factor": 0.1, "growth_interval": 2, "min_scale": 0.5},
+     [True, True, True, False, False, False, False, True, True, True, True],
+     "LossScaler(init 100, growth x3, back-off x0.1, growth_interval 2, min_scale 0.5)"),
+    ({"init_scale": 24.0, "growth_factor": 1.5, "backoff_factor": 0.25, "growth_interval": 3, "min_scale": 2.0},
+     [False, False, True, True, True, False, True, True, True, True, False, False, True],
+     "LossScaler(init 24, growth x1.5, back-off x0.25, growth_interval 3, min_scale 2)"),
+]
+
+
+@pytest.mark.parametrize("settings,flags,what", [pytest.param(*c, id=f"settings{i}", marks=task("loss_scaler", weight=0.5))
+                                                 for i, c in enumerate(CUSTOM_SCALERS)])
+def test_update_custom_factors_and_floor(student, settings, flags, what):
     """update: custom growth and back-off factors, and the scale never falls below min_scale"""
-    settings = {"init_scale": 100.0, "growth_factor": 3.0, "backoff_factor": 0.1, "growth_interval": 2,
-                "min_scale": 0.5}
-    flags = [True, True, True, False, False, False, False, True, True, True, True]
     steps = [[np.array([0.5], np.float16) if f else np.array([np.nan], np.float16)] for f in flags]
-    records = _run_scaler(student, settings, steps)
-    for i, (record, (scale, good, skipped)) in enumerate(zip(records, _reference_run(settings, flags)), start=1):
-        got = (record["scale"], record["good"], record["skipped"])
-        assert np.isclose(got[0], scale, rtol=1e-12) and got[1:] == (good, skipped), (
-            f"LossScaler(init 100, growth x3, back-off x0.1, growth_interval 2, min_scale 0.5), step {i}: "
-            f"(scale_value, good_steps, skipped_steps) = {got}, expected {(scale, good, skipped)}")
+    _, columns = _run_scaler_columns(student, settings, steps)
+    _expect_run(columns, settings, flags, what, rtol=1e-12, atol=1e-8)

@@ -507,6 +507,20 @@ class StudentSession:
     def variable(self, name):
         return self.request("variable", name, what=f"the variable {name}")
 
+    def loss_scaler_run(self, settings, steps):
+        """The records of the loss_scaler_run scenario (one per step), and the same run as columns
+        {"scale", "good", "skipped", "finite"}: arrays the diagnoser can trace back to this call
+        (the records' numbers are plain floats, which it cannot)."""
+        records = self.request("loss_scaler_run", settings, steps, what="LossScaler")
+        try:
+            if len(records) != len(steps):
+                raise ValueError("one record per step")
+            columns = {key: np.array([float(r[key]) for r in records]) for key in ("scale", "good", "skipped", "finite")}
+        except (KeyError, TypeError, ValueError) as err:
+            raise StudentError(f"LossScaler: the result cannot be graded ({err})") from None
+        self._remember(columns, Call("loss_scaler_run", (settings, steps), {}))
+        return records, columns
+
     def check_flags(self, check, implementations, args=None, seconds_each: int = 20):
         """The student's check run on each implementation (course_lib names, or grader functions
         from ``grader_function``): one outcome string each, in the same order."""
