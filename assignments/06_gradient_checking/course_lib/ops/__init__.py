@@ -12,6 +12,6 @@ from .shaping import (Reshape, BroadcastTo, Summation, Transpose, MatMul, LogSum
                       reduce_to_shape)
 from .flip_dilate import Flip, Dilate, UnDilate, flip, dilate, undilate
 from .conv import Conv, conv
-from .pooling import (MaxPool2d, MaxPool2dBackward, MaxPoolSelect, AvgPool2d, AvgPool2dBackward,
-                      max_pool2d, avg_pool2d)
+from .pooling import (MaxPool2d, MaxPool2dBackward, MaxPoolSelect, AvgPool2d, AvgPool2dBackward, FirstMaxMask,
+                      Col2Im, Im2Col, max_pool2d, avg_pool2d)
 from ..autograd import make_tuple, tuple_get_item
