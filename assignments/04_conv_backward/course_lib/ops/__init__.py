@@ -5,8 +5,8 @@ Ordered like the course: elementwise and shaping ops (assignments 01-02), flip a
 (03), convolution (04), pooling (05).
 """
 from .elementwise import (EWiseAdd, AddScalar, EWiseMul, MulScalar, EWisePow, PowerScalar, EWiseDiv,
-                          DivScalar, Negate, Log, Exp, ReLU, Tanh, add, add_scalar, multiply, mul_scalar,
-                          power, power_scalar, divide, divide_scalar, negate, log, exp, relu, tanh)
+                          DivScalar, Negate, Log, Exp, ReLU, Tanh, Cast, add, add_scalar, multiply, mul_scalar,
+                          power, power_scalar, divide, divide_scalar, negate, log, exp, relu, tanh, cast)
 from .shaping import (Reshape, BroadcastTo, Summation, Transpose, MatMul, LogSumExp, Stack, Split,
                       reshape, broadcast_to, summation, transpose, matmul, logsumexp, stack, split,
                       reduce_to_shape)
