@@ -39,3 +39,31 @@ def test_assert_raises_checks_type_and_message():
         assert_raises(ValueError, lambda: None)
     with pytest.raises(AssertionError, match="expected ValueError, got KeyError"):
         assert_raises(ValueError, lambda: {}["x"])
+
+
+def test_lent_stands_in_for_another_task_and_puts_it_back():
+    import types
+
+    from course_lib.checks import lent
+
+    class Base:
+        def compute(self):
+            return "base"
+
+    class Op(Base):
+        def gradient(self):
+            return "mine"
+
+    module = types.SimpleNamespace(helper=lambda: "student")
+    namespace = {"reduce": "student"}
+    with lent(Op, "compute", lambda self: "lent"), lent(Op, "gradient", lambda self: "lent too"), \
+            lent(module, "helper", lambda: "lent"), lent(namespace, "reduce", "lent"):
+        assert (Op().compute(), Op().gradient(), module.helper(), namespace["reduce"]) == ("lent", "lent too", "lent", "lent")
+    assert (Op().compute(), Op().gradient(), module.helper(), namespace["reduce"]) == ("base", "mine", "student", "student")
+    assert "compute" not in Op.__dict__          # the inherited method is inherited again
+    try:
+        with lent(namespace, "missing", 1):
+            raise KeyError("a failing check")
+    except KeyError:
+        pass
+    assert "missing" not in namespace            # put back even when the check fails

@@ -172,6 +172,55 @@ def test_a_worker_with_another_bundle_is_refused():
         grade_text(ASSIGNMENT, "x.ipynb", "{}", "0000000000000000")
 
 
+# ---------------------------------------------------------------------------------- release order
+def test_the_late_window_ends_when_late_work_stops_earning_points():
+    from course_tools.late_penalty import PercentPerDay, late_window_end
+
+    due = datetime.datetime(2027, 2, 14, 23, 59)
+    end = late_window_end(due, 10, 100)
+    assert end == due + datetime.timedelta(days=9)
+    policy = PercentPerDay(percent_per_day=10, max_percent=100)
+    at_end, just_after = ((t - due).total_seconds() for t in (end, end + datetime.timedelta(seconds=1)))
+    assert policy.late_submission_penalty("s", 10.0, at_end) == 9.0        # 9 started days: 90%
+    assert policy.late_submission_penalty("s", 10.0, just_after) == 10.0   # the 10th: nothing left
+    assert late_window_end(due, 30, 100) == due + datetime.timedelta(days=3)
+    assert late_window_end(due, 10, 50) is None                          # late work always earns half
+
+
+def test_a_release_that_would_reveal_an_open_assignment_asks_for_force(tmp_path, capsys):
+    """Releasing 02 hands out 01's reference code: while 01 still accepts late work that earns points,
+    `course release 02` refuses without --force, naming 01, and `course status` says so."""
+    folder, exchange = str(tmp_path / "course"), tmp_path / "exchange"
+    outbound = exchange / "order" / "outbound"
+    assert course(["init", folder, "--course-id", "order", "--exchange", str(exchange)]) == 0
+    assert course(["release", "01_forward_ops", "--course", folder, "--due", _utc(-datetime.timedelta(days=2))]) == 0
+    capsys.readouterr()
+
+    assert course(["status", "--course", folder]) == 0
+    out = capsys.readouterr().out
+    assert "next release: 01_forward_ops's late window is open until" in out and "course release 02_backward_ops" in out
+
+    assert course(["release", "02_backward_ops", "--course", folder]) == 2
+    captured = capsys.readouterr()
+    assert "01_forward_ops's late window is open until" in captured.out
+    assert "reference solution of 01_forward_ops" in captured.out and "--force" in captured.err
+    assert not (outbound / "02_backward_ops").exists()
+
+    assert course(["release", "02_backward_ops", "--course", folder, "--force"]) == 0
+    assert "warning: 01_forward_ops's late window" in capsys.readouterr().out
+    assert (outbound / "02_backward_ops").is_dir()
+    assert course(["status", "--course", folder]) == 0
+    assert "revealed: 02_backward_ops is released and 01_forward_ops's late window" in capsys.readouterr().out
+
+    # 01's deadline moved 20 days back: its window (9 days under 10% per started day) has closed
+    assert course(["release", "01_forward_ops", "--course", folder, "--due", _utc(-datetime.timedelta(days=20))]) == 0
+    capsys.readouterr()
+    assert course(["status", "--course", folder]) == 0
+    out = capsys.readouterr().out
+    assert "revealed" not in out and "01_forward_ops's late window" not in out
+    assert "02_backward_ops has no due date" in out      # 03 would reveal 02, which has none
+
+
 # ---------------------------------------------------------------------------------- the command itself
 def _console(*args, cwd=None) -> subprocess.CompletedProcess:
     script = Path(sys.executable).parent / "course"

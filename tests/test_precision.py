@@ -66,3 +66,44 @@ def test_mixed_precision_training_learns_and_skips_nonfinite_steps(device):
     assert all(m.dtype == "float32" and m.device == device for m in trainer.masters)
     assert trainer.scaler.skipped_steps >= 1 and trainer.scaler.scale_value < 2.0 ** 30
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_cast_is_differentiable_and_returns_gradients_in_the_input_dtype(device):
+    from course_lib import ops
+
+    x = Tensor(np.array([1.5, -2.0, 3.0]), device=device, dtype="float16")
+    y = ops.cast(x, "float32")
+    assert y.dtype == "float32" and ops.cast(y, "float32") is y
+    ops.summation(y * y).backward()
+    assert x.grad.dtype == "float16"
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, -4.0, 6.0])
+
+
+def _ten_class_step(device, scale, float32_loss):
+    """One mixed-precision step of a linear classifier (loss about ln 10 = 2.3) with scale S."""
+    from course_lib import ops
+
+    rng = np.random.default_rng(1)
+    x = Tensor(rng.standard_normal((64, 4)), device=device, dtype="float16", requires_grad=False)
+    y = Tensor(rng.integers(0, 10, 64), device=device)
+    model = nn.Sequential(nn.Linear(4, 10, device=device))
+    for p in model.parameters():
+        p.cached_data = (p.realize_cached_data() * 0.01).astype(p.dtype)  # logits near 0: loss near 2.3
+    trainer = MixedPrecisionTrainer(model, lambda ps: optim.SGD(ps, lr=0.1), LossScaler(init_scale=scale))
+    loss_fn = nn.SoftmaxLoss()
+    if float32_loss:
+        loss = trainer.step(lambda: loss_fn(ops.cast(model(x), "float32"), y))
+    else:
+        loss = trainer.step(lambda: loss_fn(model(x), y))
+    return loss, trainer.scaler.skipped_steps
+
+
+def test_what_overflows_under_loss_scaling_is_the_seed_not_the_scaled_loss(device):
+    """With the loss in float16: at S = 2^15 the scaled loss 2.3 * 2^15 is inf in float16, yet the
+    step is taken (the backward pass starts from the seed S, which is finite); at S = 2^16 the seed
+    itself is inf (65536 > 65504) and the step is skipped. With the loss in float32 (the recipe),
+    S = 2^16 is an ordinary number and the step is taken."""
+    loss, skipped = _ten_class_step(device, 2.0 ** 15, float32_loss=False)
+    assert 2.0 < loss < 2.6 and loss * 2.0 ** 15 > 65504 and skipped == 0
+    assert _ten_class_step(device, 2.0 ** 16, float32_loss=False)[1] == 1
+    assert _ten_class_step(device, 2.0 ** 16, float32_loss=True)[1] == 0

@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("assignment")
     sub.add_argument("--due", default=None, help="due date, e.g. '2026-12-01 23:59 UTC' (late work loses 10%% "
                                                  "per started day; see nbgrader_config.py)")
+    sub.add_argument("--force", action="store_true",
+                     help="release even though an earlier assignment still accepts late work that earns points "
+                          "(this release contains that assignment's reference solution)")
 
     sub = command("collect", "collect submissions from the exchange into submitted/")
     sub.add_argument("assignment")
@@ -145,7 +148,7 @@ def _run(args) -> int:
         return run_demo(args.dir, args.assignment)
     course = find_course(args.course)
     if name == "release":
-        return instructor.release(course, args.assignment, args.due)
+        return instructor.release(course, args.assignment, args.due, args.force)
     if name == "collect":
         return instructor.collect(course, args.assignment)
     if name == "grade":

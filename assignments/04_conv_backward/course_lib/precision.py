@@ -3,12 +3,18 @@
 
 (Time and peak memory are measured by ``course_lib.profiler.measure``.)
 
-Mixed precision here means: the model computes forward and backward in float16, while an
-optimizer updates float32 "master" copies of the parameters. float16's smallest normal
-number is about 6e-5, so small gradients underflow to 0; multiplying the loss by a large
-scale S lifts every gradient by S (chain rule), and dividing by S after backward restores
-them. If the scaled gradients overflow (inf/NaN), the step is skipped and S shrinks; after a
-run of good steps S grows again.
+Mixed precision here follows Micikevicius et al. (2018): the model's parameters and
+activations are float16 and its matrix products and convolutions run in float16; an optimizer
+updates float32 "master" copies of the parameters; the loss (softmax, log-sum-exp and the mean
+over the batch) is computed in float32 from the logits cast with ``ops.cast``. float16's
+smallest subnormal is 2^-24 (values below 2^-25 round to 0), so small gradients underflow;
+multiplying the loss by a large scale S lifts every gradient by S (chain rule), and dividing by
+S after backward, in float32, restores them. If the scaled gradients overflow (inf/NaN), the
+step is skipped and S shrinks; after a run of good steps S grows again.
+
+The scale multiplies the loss in the loss's dtype. With a float16 loss, S itself must be a
+float16 number: the backward pass starts from the seed S, so S = 2^16 (above float16's largest
+finite value, 65504) makes every gradient inf and every step is skipped, whatever the loss.
 """
 from __future__ import annotations
 
@@ -68,7 +74,8 @@ class LossScaler:
 class MixedPrecisionTrainer:
     """One float16 model, float32 master weights, an optimizer over the masters, a LossScaler.
 
-    Usage per batch:  loss = trainer.step(lambda: loss_fn(model(x), y))
+    Usage per batch:  loss = trainer.step(lambda: loss_fn(ops.cast(model(x), "float32"), y))
+    (the recipe: the loss in float32; ``loss_fn(model(x), y)`` computes it in float16 instead)
     The model is cast to float16 on creation; ``optimizer_factory(master_params)`` makes the
     optimizer. A step whose gradients are not finite is skipped (the masters do not move).
     """
