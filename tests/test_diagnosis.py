@@ -240,7 +240,7 @@ def _check_case(tmp_path, assignment, case_name):
 
 @pytest.mark.parametrize("assignment,case,task,name", [
     ("01_forward_ops", "transpose_default_reversed_seed_style", "forward_transpose", "transpose_reverses_all_axes"),
-    ("05_pooling_backward", "maxpool_ties_to_every_maximum", "maxpool_backward", "ties_to_every_maximum"),
+    ("05_pooling_backward", "maxpool_ties_to_every_maximum", "maxpool_mask", "ties_to_every_maximum"),
 ])
 def test_course_check_names_the_mistake_in_the_students_kernel(tmp_path, assignment, case, task, name):
     report = _check_case(tmp_path, assignment, case)

@@ -38,23 +38,6 @@ def scatter(shares: np.ndarray, in_shape, k: int, s: int, p: int) -> np.ndarray:
     return out[:, p:p + h, p:p + w, :]
 
 
-def _max_backward(call: Call, mask_of):
-    """A MaxPool2d gradient (plain or through reverse mode) routed by ``mask_of(x, k, s, p)``."""
-    found = gradient_of(call, "MaxPool2d")
-    if found is not None:
-        attrs, (x,), g = found
-        k, s, p = _geometry(attrs)
-    else:
-        found = call_of(call, "course_lib.ops:max_pool2d")
-        if found is None or found[2] is None:
-            return None
-        (x,), kwargs, g = found
-        k, s, p = _geometry(kwargs)
-    mask = mask_of(x, k, s, p)
-    grad = in_dtype(scatter(mask * g.astype(np.float64)[:, :, :, None, :], x.shape, k, s, p), g)
-    return [grad] if call.scenario == "gradient" else {"grads": [grad]}
-
-
 def _every_maximum(x, k, s, p):
     w = windows(x, k, s, p, -np.inf)
     return (w == w.max(axis=3, keepdims=True)).astype(np.float64)
@@ -66,12 +49,22 @@ def _first_maximum_of_zero_padded(x, k, s, p):
     return (np.arange(k * k)[None, None, None, :, None] == first[:, :, :, None, :]).astype(np.float64)
 
 
+def _mask(call: Call, mask_of):
+    """FirstMaxMask.compute (the task maxpool_mask) made by ``mask_of(x, k, s, p)``."""
+    found = forward_of(call, "FirstMaxMask")
+    if found is None:
+        return None
+    attrs, (x,) = found
+    k, s, p = _geometry(attrs)
+    return in_dtype(mask_of(x, k, s, p), x)
+
+
 def ties_to_every_maximum(call: Call):
-    return _max_backward(call, _every_maximum)
+    return _mask(call, _every_maximum)
 
 
 def backward_mask_pads_with_zeros(call: Call):
-    return _max_backward(call, _first_maximum_of_zero_padded)
+    return _mask(call, _first_maximum_of_zero_padded)
 
 
 def maxpool_pads_with_zeros(call: Call):
@@ -124,18 +117,19 @@ MISCONCEPTIONS = [
         "a value that is not in the input at all. Padding must never win the maximum: pad with -inf.",
         _where(3, "Max pooling, forward"), maxpool_pads_with_zeros),
     Misconception(
-        "maxpool_backward", "ties_to_every_maximum", "every tied maximum receives the whole gradient",
-        "Your mask is window == max, so when several elements tie for a window's maximum each of them receives "
-        "the window's whole gradient, and the gradient is counted several times. The course (like PyTorch) gives "
-        "it to the first maximum in row-major window order only; _first_max_mask finds it.",
-        _where(4, "Max pooling, backward: routing", ' and section 7, "Ties"'), ties_to_every_maximum),
+        "maxpool_mask", "ties_to_every_maximum", "every tied maximum is marked",
+        "Your mask is window == max, so when several elements tie for a window's maximum each of them is marked, "
+        "and the backward pass would send the window's whole gradient to every one of them, counting it several "
+        "times. The course (like PyTorch) marks the first maximum in row-major window order only: argmax over "
+        "the window finds it.",
+        _where(4, "Max pooling, backward: routing", ' (4a) and section 7, "Ties"'), ties_to_every_maximum),
     Misconception(
-        "maxpool_backward", "backward_mask_pads_with_zeros",
-        "the backward pass looks for the maxima in zero-padded windows",
-        "Your backward pass finds each window's maximum in windows padded with 0. For a border window of negative "
-        "values the padding wins, so the window's gradient goes to a padded position and is cropped away: those "
-        "inputs get no gradient. Find the maxima exactly as the forward pass does, with -inf padding.",
-        _where(4, "Max pooling, backward: routing"), backward_mask_pads_with_zeros),
+        "maxpool_mask", "backward_mask_pads_with_zeros",
+        "the mask looks for the maxima in zero-padded windows",
+        "Your mask finds each window's maximum in windows padded with 0. For a border window of negative "
+        "values the padding wins, so the mark lands on a padded position, which is cropped away: those inputs "
+        "would get no gradient. Find the maxima exactly as the forward pass does, with -inf padding.",
+        _where(4, "Max pooling, backward: routing", " (4a)"), backward_mask_pads_with_zeros),
     Misconception(
         "avgpool_forward", "avgpool_without_division", "the window is summed, not averaged",
         "Your average pooling adds up the k*k values of each window but does not divide by k*k, so every output "
@@ -165,8 +159,8 @@ def _probes() -> list[Probe]:
         negative, ties = -1.0 - r.random(shape), r.integers(0, 3, shape).astype(np.float64)
         g = r.integers(-4, 5, out).astype(np.float64)
         probes += [Probe("maxpool_forward", forward_call("MaxPool2d", attrs, negative), 1e-12, 0),
-                   Probe("maxpool_backward", gradient_call("MaxPool2d", attrs, [ties], g), 1e-12, 1e-12),
-                   Probe("maxpool_backward", gradient_call("MaxPool2d", attrs, [negative], g), 1e-12, 1e-12),
+                   Probe("maxpool_mask", forward_call("FirstMaxMask", attrs, ties), 0, 0),
+                   Probe("maxpool_mask", forward_call("FirstMaxMask", attrs, negative), 0, 0),
                    Probe("avgpool_forward", forward_call("AvgPool2d", attrs, r.standard_normal(shape)), 1e-10, 1e-12),
                    Probe("avgpool_backward", gradient_call("AvgPool2d", attrs, [r.standard_normal(shape)], g),
                          1e-10, 1e-12)]
@@ -175,6 +169,7 @@ def _probes() -> list[Probe]:
 
 # The other tasks whose code a task's probes run (probes.py): a gradient call builds its node with
 # the student's forward pass first.
-NEEDS = {"maxpool_backward": ("maxpool_forward",), "avgpool_backward": ("avgpool_forward",)}
+NEEDS = {"maxpool_backward": ("maxpool_forward", "maxpool_mask", "pool_col2im"),
+         "avgpool_backward": ("avgpool_forward", "pool_col2im")}
 
 PROBES = _probes()
