@@ -71,6 +71,8 @@ c.JupyterHub.cleanup_servers = True  # stopping the hub stops every server it st
 # these same accounts), or OAuth/LTI (oauthenticator's GenericOAuthenticator, ltiauthenticator
 # from the LMS), keeping allowed_users or mapping the LMS's roles to the groups below.
 c.JupyterHub.authenticator_class = "dummy"
+if not os.environ.get("COURSE_HUB_PASSWORD"):
+    raise SystemExit("set COURSE_HUB_PASSWORD: the demo authenticator's shared password (make hub sets one)")
 c.DummyAuthenticator.password = os.environ["COURSE_HUB_PASSWORD"]
 c.Authenticator.allowed_users = set(ROSTER)
 

@@ -117,6 +117,7 @@ def _shot(page, name: str) -> None:
     folder = os.environ.get("COURSE_HUB_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(1500)  # JupyterLab paints cells scrolled into view a moment later
         page.screenshot(path=str(Path(folder) / f"hub-{name}.png"))
 
 
@@ -191,7 +192,7 @@ def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -
     outputs = hb.cell(panel, check).locator(".jp-OutputArea").text_content()
     if student.name == "demo-cleo":
         assert "Error" in outputs, f"the unflipped kernel passed the visible conv_backward check: {outputs}"
-        hb.cell(panel, check).scroll_into_view_if_needed()
+        hb.cell(panel, check).locator(".jp-OutputArea").scroll_into_view_if_needed()
         _shot(page, "failing-check")
     kind, text = hb.validate(page, panel)
     failed = text.count("The following cell failed")
@@ -228,13 +229,19 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
         page.goto(ta.url(f"/services/{course}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}"))
         link = page.locator("#main-table a.name-shown", has_text=student)
         link.wait_for(state="attached")
-        page.goto(ta.url(link.get_attribute("href")))
-        page.locator("#conv_derivation").fill(str(points))
-        page.keyboard.press("Tab")
-        page.locator("#conv_derivation-comment").fill(comment)
-        page.keyboard.press("Tab")
+        # The form fills itself from the gradebook once its page has loaded: a value typed before
+        # then is overwritten, so wait for the page to be quiet, and type again if it was lost.
+        page.goto(ta.url(link.get_attribute("href")), wait_until="networkidle")
+        for attempt in range(3):
+            page.locator("#conv_derivation").fill(str(points))
+            page.keyboard.press("Tab")
+            page.locator("#conv_derivation-comment").fill(comment)
+            page.keyboard.press("Tab")
+            if _wait_for(lambda: _manual(hub.layout, student) == (points, comment), timeout=20):
+                break
+        else:
+            raise AssertionError(f"{student}'s manual grade was not saved: {_manual(hub.layout, student)}")
         page.locator("#conv_derivation").scroll_into_view_if_needed()
-        _wait_for(lambda: _manual(hub.layout, student) == (points, comment), f"{student}'s manual grade to be saved")
         if student == "demo-ada":
             _shot(page, "manual-grading")
     page.goto(ta.url(f"/services/{course}/formgrader"))
@@ -261,13 +268,13 @@ def _manual(layout, student: str):
         return (grade.manual_score, comment.manual_comment)
 
 
-def _wait_for(condition, what: str, timeout: float = 30) -> None:
+def _wait_for(condition, timeout: float = 30) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
-            return
+            return True
         time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+    return False
 
 
 def read_the_feedback(hub, student: hb.Person) -> None:
@@ -296,6 +303,8 @@ def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
     # The browser: the course service and another student's server are closed to a student.
     assert student.status_of(f"/user/{student.name}/api/contents/{ASSIGNMENT}") == 200  # the own server works
     assert ta.status_of(f"/services/{course}/formgrader/manage_assignments") == 200     # and the TA's access
+    # formgrader is off in the student's own server (the student install turns it off).
+    assert student.status_of(f"/user/{student.name}/formgrader") == 404
     for path in (f"/services/{course}/lab", f"/services/{course}/formgrader",
                  f"/services/{course}/formgrader/manage_assignments", f"/services/{course}/api/contents",
                  f"/user/{other}/lab", f"/user/{other}/api/contents/{ASSIGNMENT}",
