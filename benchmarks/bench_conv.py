@@ -15,6 +15,10 @@ course_lib / torch, GFLOP/s (forward+backward counted as 3 * 2*N*H_out*W_out*C_o
 and course_lib's GFLOP/s as a percentage of the SGEMM ceiling. Before timing, course_lib's
 output and gradients are checked against torch, so a wrong conv cannot be timed silently.
 
+``--device cuda`` runs course_lib on CuPy, torch on the same GPU (when torch has CUDA; else
+torch is not timed), and the SGEMM ceiling with CuPy's matmul; every timed step ends with a
+device synchronisation. Without torch, a GPU run is checked against course_lib on the CPU.
+
 The script reads the BLAS environment (OPENBLAS_*, OMP_*, MKL_*...) and prints it; it never
 sets it. Run from the repository root:
 
@@ -22,6 +26,7 @@ sets it. Run from the repository root:
     .venv/bin/python benchmarks/bench_conv.py --stride 2
     .venv/bin/python benchmarks/bench_conv.py --all           # the preset list
     .venv/bin/python benchmarks/bench_conv.py --profile       # + cProfile of course_lib
+    .venv/bin/python benchmarks/bench_conv.py --device cuda   # on the GPU (CuPy), vs torch on it
 """
 from __future__ import annotations
 
@@ -58,8 +63,11 @@ def _import_course_lib():
 
 course_lib = _import_course_lib()
 
-import torch
-import torch.nn.functional as F
+try:  # the oracle and the comparison; optional on a GPU machine (then only course_lib is timed)
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    torch = F = None
 
 from course_lib import nd
 from course_lib.autograd import Tensor
@@ -99,10 +107,12 @@ def _openblas_runtime():
     return None
 
 
-def environment_report() -> list[str]:
+def environment_report(device=None) -> list[str]:
+    device = device or course_lib.cpu()
     lines = [
-        f"python {platform.python_version()}  numpy {np.__version__}  torch {torch.__version__}",
-        f"course_lib from {os.path.dirname(course_lib.__file__)}",
+        f"python {platform.python_version()}  numpy {np.__version__}  "
+        f"torch {torch.__version__ if torch else 'not installed'}",
+        f"course_lib from {os.path.dirname(course_lib.__file__)}, device {device!r}",
         f"cpu: {platform.processor() or platform.machine()}, os.cpu_count()={os.cpu_count()}, "
         f"affinity={len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'}",
     ]
@@ -132,9 +142,16 @@ def environment_report() -> list[str]:
             config, core, threads = runtime
             lines.append(f"numpy OpenBLAS (runtime): core={core} threads={threads} [{config.strip()}]")
         lines.append("threadpoolctl not installed: thread counts from OpenBLAS/torch directly")
-    lines.append(f"torch: intra-op threads={torch.get_num_threads()}, "
-                 f"inter-op={torch.get_num_interop_threads()}, mkldnn={torch.backends.mkldnn.is_available()}, "
-                 f"mkl={torch.backends.mkl.is_available()}, cpu capability={torch.backends.cpu.get_cpu_capability()}")
+    if torch:
+        lines.append(f"torch: intra-op threads={torch.get_num_threads()}, "
+                     f"inter-op={torch.get_num_interop_threads()}, mkldnn={torch.backends.mkldnn.is_available()}, "
+                     f"mkl={torch.backends.mkl.is_available()}, cpu capability={torch.backends.cpu.get_cpu_capability()}, "
+                     f"cuda={torch.cuda.is_available()}")
+    if not device.is_host:
+        xp = device.xp
+        name = xp.cuda.runtime.getDeviceProperties(0)["name"]
+        lines.append(f"gpu: {name.decode() if isinstance(name, bytes) else name}, "
+                     f"{xp.__name__} {getattr(xp, '__version__', '?')}")
     return lines
 
 
@@ -216,9 +233,25 @@ def conv_flops(n, h_out, w_out, c_in, c_out, k) -> int:
     return 3 * 2 * n * h_out * w_out * c_out * k * k * c_in
 
 
-def sgemm_ceiling(n, h_out, w_out, h_in, w_in, c_in, c_out, k, repeats, warmup, rng):
-    """GFLOP/s of NumPy float32 matmul on the im2col shapes of forward, input-gradient and
-    kernel-gradient (equal FLOPs each; combined = total FLOPs / total time), and square 2048."""
+def _matmul_timer(m, kk, nn, rng, device, repeats, warmup):
+    """Median seconds of a float32 (m, kk) @ (kk, nn) matmul with the device's module."""
+    xp = device.xp
+    a = xp.asarray(rng.standard_normal((m, kk), dtype=np.float32))
+    b = xp.asarray(rng.standard_normal((kk, nn), dtype=np.float32))
+    out = xp.empty((m, nn), dtype=np.float32)
+
+    def step():
+        xp.matmul(a, b, out=out)
+        device.synchronize()
+
+    return median_time(step, repeats, warmup)[0]
+
+
+def sgemm_ceiling(n, h_out, w_out, h_in, w_in, c_in, c_out, k, repeats, warmup, rng, device=None):
+    """GFLOP/s of the device's float32 matmul (NumPy's, or CuPy's cuBLAS) on the im2col shapes
+    of forward, input-gradient and kernel-gradient (equal FLOPs each; combined = total FLOPs /
+    total time)."""
+    device = device or course_lib.cpu()
     shapes = {
         # name: (M, K, N)
         "fwd   (N*Ho*Wo, K*K*Cin) @ (K*K*Cin, Cout)": (n * h_out * w_out, k * k * c_in, c_out),
@@ -228,10 +261,7 @@ def sgemm_ceiling(n, h_out, w_out, h_in, w_in, c_in, c_out, k, repeats, warmup, 
     results = {}
     total_flops = total_time = 0.0
     for name, (m, kk, nn) in shapes.items():
-        a = rng.standard_normal((m, kk), dtype=np.float32)
-        b = rng.standard_normal((kk, nn), dtype=np.float32)
-        out = np.empty((m, nn), dtype=np.float32)
-        t, _, _ = median_time(lambda: np.matmul(a, b, out=out), repeats, warmup)
+        t = _matmul_timer(m, kk, nn, rng, device, repeats, warmup)
         flops = 2 * m * kk * nn
         results[name] = flops / t / 1e9
         total_flops += flops
@@ -240,82 +270,115 @@ def sgemm_ceiling(n, h_out, w_out, h_in, w_in, c_in, c_out, k, repeats, warmup, 
     return results
 
 
-def square_sgemm(size, repeats, warmup, rng) -> float:
-    a = rng.standard_normal((size, size), dtype=np.float32)
-    b = rng.standard_normal((size, size), dtype=np.float32)
-    out = np.empty((size, size), dtype=np.float32)
-    t, _, _ = median_time(lambda: np.matmul(a, b, out=out), repeats, warmup)
+def square_sgemm(size, repeats, warmup, rng, device=None) -> float:
+    t = _matmul_timer(size, size, size, rng, device or course_lib.cpu(), repeats, warmup)
     return 2 * size ** 3 / t / 1e9
 
 
 # ---------------------------------------------------------------------- one configuration
-def run_config(name, n, hw, c_in, c_out, k, stride, padding, repeats, warmup, rng, tol):
+def _course_lib_step(x_nhwc, w_kkio, g_nhwc, stride, padding, device):
+    """course_lib's conv forward+backward on ``device``, ending with a synchronisation;
+    NDArrays built once (a Tensor over an NDArray does not copy it)."""
+    x_nd, w_nd, g_nd = (nd.array(a, device=device) for a in (x_nhwc, w_kkio, g_nhwc))
+
+    def step():
+        x = Tensor(x_nd, requires_grad=True)
+        w = Tensor(w_nd, requires_grad=True)
+        out = conv(x, w, stride=stride, padding=padding)
+        out.backward(Tensor(g_nd, requires_grad=False))
+        device.synchronize()
+        return out, x.grad, w.grad
+
+    return step
+
+
+def _torch_step(x_nhwc, w_kkio, g_nhwc, stride, padding, where: str):
+    """torch's conv2d forward+backward on the same numbers (NCHW, (C_out, C_in, K, K)) on
+    ``where`` ("cpu" or "cuda"), ending with a synchronisation; outputs brought back NHWC."""
+    def nchw(a, axes):
+        return torch.from_numpy(np.ascontiguousarray(a.transpose(*axes))).to(where)
+
+    x_t0, w_t0, g_t = nchw(x_nhwc, (0, 3, 1, 2)), nchw(w_kkio, (3, 2, 0, 1)), nchw(g_nhwc, (0, 3, 1, 2))
+
+    def step():
+        x = x_t0.detach().requires_grad_(True)
+        w = w_t0.detach().requires_grad_(True)
+        out = F.conv2d(x, w, stride=stride, padding=padding)
+        out.backward(g_t)
+        if where == "cuda":
+            torch.cuda.synchronize()
+        return out, x.grad, w.grad
+
+    return step
+
+
+def _reference(x_nhwc, w_kkio, g_nhwc, stride, padding, device):
+    """(label, reference NHWC output, grad_x, grad_w): torch's on the CPU, or course_lib's on
+    the CPU when torch is missing and course_lib runs on a GPU."""
+    if torch is not None:
+        out, gx, gw = _torch_step(x_nhwc, w_kkio, g_nhwc, stride, padding, "cpu")()
+        return ("torch", out.detach().numpy().transpose(0, 2, 3, 1), gx.numpy().transpose(0, 2, 3, 1),
+                gw.numpy().transpose(2, 3, 1, 0))
+    if device.is_host:
+        raise SystemExit("torch is not installed: nothing to check course_lib's CPU conv against")
+    out, gx, gw = _course_lib_step(x_nhwc, w_kkio, g_nhwc, stride, padding, course_lib.cpu())()
+    return "course_lib on the CPU", out.numpy(), gx.numpy(), gw.numpy()
+
+
+def run_config(name, n, hw, c_in, c_out, k, stride, padding, repeats, warmup, rng, tol, device=None):
+    device = device or course_lib.cpu()
     h_out = (hw + 2 * padding - k) // stride + 1
     x_nhwc = rng.standard_normal((n, hw, hw, c_in), dtype=np.float32)
     w_kkio = (rng.standard_normal((k, k, c_in, c_out), dtype=np.float32) / np.sqrt(k * k * c_in)).astype(np.float32)
     g_nhwc = rng.standard_normal((n, h_out, h_out, c_out), dtype=np.float32)
 
-    # course_lib: NDArrays built once; a Tensor over an NDArray does not copy it.
-    x_nd, w_nd, g_nd = nd.array(x_nhwc), nd.array(w_kkio), nd.array(g_nhwc)
-
-    def course_lib_step():
-        x = Tensor(x_nd, requires_grad=True)
-        w = Tensor(w_nd, requires_grad=True)
-        out = conv(x, w, stride=stride, padding=padding)
-        out.backward(Tensor(g_nd, requires_grad=False))
-        return out, x.grad, w.grad
-
-    # torch: the same numbers, NCHW and (C_out, C_in, K, K), contiguous.
-    x_t0 = torch.from_numpy(np.ascontiguousarray(x_nhwc.transpose(0, 3, 1, 2)))
-    w_t0 = torch.from_numpy(np.ascontiguousarray(w_kkio.transpose(3, 2, 0, 1)))
-    g_t = torch.from_numpy(np.ascontiguousarray(g_nhwc.transpose(0, 3, 1, 2)))
-
-    def torch_step():
-        x = x_t0.detach().requires_grad_(True)
-        w = w_t0.detach().requires_grad_(True)
-        out = F.conv2d(x, w, stride=stride, padding=padding)
-        out.backward(g_t)
-        return out, x.grad, w.grad
+    course_lib_step = _course_lib_step(x_nhwc, w_kkio, g_nhwc, stride, padding, device)
+    # torch is timed on the device course_lib runs on, or not at all (a CPU torch is no
+    # yardstick for a GPU run).
+    torch_where = "cpu" if device.is_host else "cuda"
+    torch_step = None
+    if torch is not None and (device.is_host or torch.cuda.is_available()):
+        torch_step = _torch_step(x_nhwc, w_kkio, g_nhwc, stride, padding, torch_where)
 
     # ---- correctness, once
     out_c, gx_c, gw_c = course_lib_step()
-    out_t, gx_t, gw_t = torch_step()
-    checks = [
-        ("out", out_c.numpy(), out_t.detach().numpy().transpose(0, 2, 3, 1)),
-        ("grad_x", gx_c.numpy(), gx_t.numpy().transpose(0, 2, 3, 1)),
-        ("grad_w", gw_c.numpy(), gw_t.numpy().transpose(2, 3, 1, 0)),
-    ]
+    ref_name, *refs = _reference(x_nhwc, w_kkio, g_nhwc, stride, padding, device)
+    checks = list(zip(("out", "grad_x", "grad_w"), (out_c.numpy(), gx_c.numpy(), gw_c.numpy()), refs))
     errors = []
     for label, mine, ref in checks:
         if mine.shape != ref.shape:
-            raise SystemExit(f"[{name}] {label}: course_lib shape {mine.shape} != torch shape {ref.shape}")
+            raise SystemExit(f"[{name}] {label}: course_lib shape {mine.shape} != {ref_name} shape {ref.shape}")
         err = float(np.max(np.abs(mine.astype(np.float64) - ref.astype(np.float64))))
         scale = float(np.max(np.abs(ref))) or 1.0
         errors.append((label, err, err / scale))
         if not err <= tol * scale:
             raise SystemExit(f"[{name}] {label}: max abs error {err:.3g} exceeds {tol} x max|ref| "
                              f"({scale:.3g}); refusing to time a wrong conv")
-    del out_c, gx_c, gw_c, out_t, gx_t, gw_t
+    del out_c, gx_c, gw_c, refs, checks
 
     # NumPy phases first, torch last, a pause before each (see PHASE_PAUSE_S).
     noise = {}
     time.sleep(PHASE_PAUSE_S)
     with CpuMeter() as meter:
-        ceiling = sgemm_ceiling(n, h_out, h_out, hw, hw, c_in, c_out, k, repeats, warmup, rng)
+        ceiling = sgemm_ceiling(n, h_out, h_out, hw, hw, c_in, c_out, k, repeats, warmup, rng, device)
     noise["SGEMM"] = meter
     time.sleep(PHASE_PAUSE_S)
     with CpuMeter() as meter:
         t_cl, t_cl_min, retaken_cl = median_time(course_lib_step, repeats, warmup)
     noise["course_lib"] = meter
-    time.sleep(PHASE_PAUSE_S)
-    with CpuMeter() as meter:
-        t_th, t_th_min, retaken_th = median_time(torch_step, repeats, warmup)
-    noise["torch"] = meter
+    t_th = t_th_min = None
+    retaken_th = 0
+    if torch_step is not None:
+        time.sleep(PHASE_PAUSE_S)
+        with CpuMeter() as meter:
+            t_th, t_th_min, retaken_th = median_time(torch_step, repeats, warmup)
+        noise["torch"] = meter
     time.sleep(PHASE_PAUSE_S)
     flops = conv_flops(n, h_out, h_out, c_in, c_out, k)
     return dict(name=name, shape=(n, hw, c_in, c_out, k, stride, padding), h_out=h_out, flops=flops,
                 t_cl=t_cl, t_cl_min=t_cl_min, t_th=t_th, t_th_min=t_th_min, errors=errors,
-                ceiling=ceiling, noise=noise, retaken=(retaken_cl, retaken_th), step=course_lib_step)
+                ceiling=ceiling, noise=noise, retaken=(retaken_cl, retaken_th), step=course_lib_step,
+                device=device.name, reference=ref_name)
 
 
 def print_results(results, square_gflops, repeats, warmup, target_ratio, target_pct):
@@ -331,28 +394,37 @@ def print_results(results, square_gflops, repeats, warmup, target_ratio, target_
         n, hw, c_in, c_out, k, s, p = r["shape"]
         ceil = r["ceiling"]["combined (the ceiling)"]
         g_cl = r["flops"] / r["t_cl"] / 1e9
-        g_th = r["flops"] / r["t_th"] / 1e9
+        if r["t_th"] is None:
+            torch_cols = f"{'not timed':>15} {'-':>6}"
+            g_th = f"{'-':>10}"
+        else:
+            torch_cols = (f"{r['t_th'] * 1e3:>6.2f} [{r['t_th_min'] * 1e3:>6.2f}] "
+                          f"{r['t_cl'] / r['t_th']:>6.2f}")
+            g_th = f"{r['flops'] / r['t_th'] / 1e9:>10.1f}"
         print(f"{r['name']:<8} {n:>3} {f'{hw}x{hw}':>5} {c_in:>4} {c_out:>4} {k:>2} {s:>2} {p:>2} "
               f"{r['flops'] / 1e9:>6.2f} | {r['t_cl'] * 1e3:>8.2f} [{r['t_cl_min'] * 1e3:>6.2f}] "
-              f"{r['t_th'] * 1e3:>6.2f} [{r['t_th_min'] * 1e3:>6.2f}] {r['t_cl'] / r['t_th']:>6.2f} | "
-              f"{g_cl:>7.1f} {g_th:>10.1f} {ceil:>10.1f} {100 * g_cl / ceil:>9.1f}%")
+              f"{torch_cols} | {g_cl:>7.1f} {g_th} {ceil:>10.1f} {100 * g_cl / ceil:>9.1f}%")
     print()
     print(f"targets: course_lib <= {target_ratio:g} x torch's time, and >= {target_pct:g}% of the SGEMM ceiling")
     for r in results:
-        ratio = r["t_cl"] / r["t_th"]
         pct = 100 * r["flops"] / r["t_cl"] / 1e9 / r["ceiling"]["combined (the ceiling)"]
         busy = any(m.foreign is not None and (m.foreign > 10 or m.steal > 10) for m in r["noise"].values())
-        print(f"  {r['name']:<8} ratio {ratio:.2f}: {'PASS' if ratio <= target_ratio else 'MISS'}; "
-              f"{pct:.0f}% of SGEMM: {'PASS' if pct >= target_pct else 'MISS'}"
+        if r["t_th"] is None:
+            verdict = "ratio n/a (torch not timed on this device)"
+        else:
+            ratio = r["t_cl"] / r["t_th"]
+            verdict = f"ratio {ratio:.2f}: {'PASS' if ratio <= target_ratio else 'MISS'}"
+        print(f"  {r['name']:<8} {verdict}; {pct:.0f}% of SGEMM: {'PASS' if pct >= target_pct else 'MISS'}"
               + ("   (UNRELIABLE: other processes were using the CPU, see below)" if busy else ""))
     print()
-    print("SGEMM ceiling (NumPy float32 matmul, GFLOP/s) per configuration:")
+    print(f"SGEMM ceiling ({results[0]['device'] if results else '?'} float32 matmul, GFLOP/s) per configuration:")
     for r in results:
         parts = "; ".join(f"{k_}: {v:.1f}" for k_, v in r["ceiling"].items())
         print(f"  {r['name']:<8} {parts}")
     print(f"  square 2048 x 2048 @ 2048 x 2048: {square_gflops:.1f} GFLOP/s")
     print()
-    print("correctness vs torch (max abs error, and relative to max|torch|):")
+    print(f"correctness vs {results[0]['reference'] if results else 'torch'} "
+          f"(max abs error, and relative to max|reference|):")
     for r in results:
         parts = "; ".join(f"{label} {err:.2e} ({rel:.1e})" for label, err, rel in r["errors"])
         print(f"  {r['name']:<8} {parts}")
@@ -412,9 +484,14 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true",
                         help="also cProfile course_lib's step for each configuration")
     parser.add_argument("--profile-top", type=int, default=25)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where course_lib (and torch, if it can) runs (default cpu)")
     args = parser.parse_args(argv)
 
-    print("\n".join(environment_report()))
+    device = course_lib.cpu() if args.device == "cpu" else course_lib.cuda()
+    if not device.enabled():
+        raise SystemExit("--device cuda: no GPU with CuPy on this machine (pip install -e '.[gpu]' on one)")
+    print("\n".join(environment_report(device)))
     rng = np.random.default_rng(args.seed)
     configs = PRESETS if args.all else [
         ("custom" if (args.n, args.hw, args.cin, args.cout, args.k, args.stride, args.padding)
@@ -424,9 +501,10 @@ def main(argv=None):
     for name, n, hw, c_in, c_out, k, s, p in configs:
         print(f"running {name}: N={n} {hw}x{hw} Cin={c_in} Cout={c_out} K={k} stride={s} padding={p} ...",
               flush=True)
-        results.append(run_config(name, n, hw, c_in, c_out, k, s, p, args.repeats, args.warmup, rng, args.tol))
+        results.append(run_config(name, n, hw, c_in, c_out, k, s, p, args.repeats, args.warmup, rng, args.tol,
+                                  device))
     time.sleep(PHASE_PAUSE_S)
-    square = square_sgemm(2048, max(3, args.repeats // 3), 1, rng)
+    square = square_sgemm(2048, max(3, args.repeats // 3), 1, rng, device)
     print_results(results, square, args.repeats, args.warmup, args.target_ratio, args.target_sgemm)
     if args.profile:
         for r in results:

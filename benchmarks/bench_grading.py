@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_grading.py                 # 50 submissions of 04_conv_backward
     .venv/bin/python benchmarks/bench_grading.py --students 20 --assignment 01_forward_ops
+    .venv/bin/python benchmarks/bench_grading.py --one-each      # one complete submission per assignment
 
 A simulated class (correct, blank, mistaken and hostile notebooks, each made unique by a
 comment so no two share a grading) sits in submitted/ of a fresh course folder. Each way of
@@ -10,9 +11,15 @@ grading starts from nothing stored and ends with every score in the gradebook:
     nbgrader autograde        plain `nbgrader autograde <id>` with the course's configuration:
                               one notebook at a time, hidden suites outside the kernel
     course grade --workers 1  the course command, one hidden-suite grading at a time
-    course grade --workers N  the same, N at a time (N = CPUs by default)
+    course grade --workers 2  the same, 2 at a time (processes forked from a warm fork server)
+    course grade on Dask      a local Dask cluster of --dask-workers processes (default 4)
 
-and the scores of every way must be identical (the run fails otherwise).
+and the scores of every way must be identical (the run fails otherwise). Where one
+submission's time goes (sandbox start and imports, the notebook's cells, the hidden checks)
+is read from the stored results and printed too.
+
+--one-each grades the executed solution of every assignment once, in a fresh grading process
+each, and prints its time and breakdown (the target: at most 6 s each).
 """
 from __future__ import annotations
 
@@ -68,7 +75,47 @@ def timed(label: str, command: list[str], course: Course, assignment: str) -> tu
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"{label} failed:\n{(result.stdout + result.stderr)[-3000:]}")
-    return label, seconds, scores(course, assignment)
+    phases = [line.strip() for line in result.stdout.splitlines() if "hidden suites " in line and "gradebook" in line]
+    return label + (f"  ({phases[-1].split(': ', 1)[-1].split('. Next')[0]})" if phases else ""), seconds, \
+        scores(course, assignment)
+
+
+def breakdown(course: Course, assignment: str) -> str:
+    """Mean seconds per graded notebook, by phase, from the stored results."""
+    import json
+
+    folder = ResultStore(course.root).folder / assignment
+    timings = [json.loads(p.read_text()).get("timing") for p in folder.glob("*.json") if p.name != "grading-errors.json"]
+    timings = [t for t in timings if t]
+    if not timings:
+        return "no stored timings"
+    mean = {k: sum(t[k] for t in timings) / len(timings) for k in ("sandbox_and_imports", "notebook_cells", "checks")}
+    return (f"per notebook, in its grading process: sandbox start and imports {mean['sandbox_and_imports']:.2f} s, "
+            f"the notebook's cells {mean['notebook_cells']:.2f} s, the hidden checks {mean['checks']:.2f} s "
+            f"(mean of {len(timings)})")
+
+
+def one_each() -> int:
+    """One complete submission (the executed solution) of every assignment, each in a fresh grading process."""
+    from course_lib import tasks
+    from course_tools.grading.runner import grade_file
+
+    print(f"{'assignment':22s} {'total s':>8s} {'process':>8s} {'sandbox':>8s} {'cells':>7s} {'checks':>7s}  slowest cells")
+    worst = 0.0
+    for assignment in tasks.ASSIGNMENTS:
+        start = time.perf_counter()
+        result = grade_file(assignment, ROOT / "source" / assignment / f"{assignment}.ipynb")
+        total = time.perf_counter() - start
+        if result.get("grading_error"):
+            raise SystemExit(f"{assignment}: {result['grading_error']}")
+        t = result["timing"]
+        worst = max(worst, total)
+        slow = ", ".join(f"{c} {s:.1f}" for c, s in t["slowest_cells"][:3])
+        print(f"{assignment:22s} {total:8.2f} {total - result['seconds']:8.2f} {t['sandbox_and_imports']:8.2f} "
+              f"{t['notebook_cells']:7.2f} {t['checks']:7.2f}  {slow}")
+    print(f"slowest: {worst:.1f} s ('process': starting Python and importing the grader, which `course grade` "
+          f"saves by forking from a warm server)")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -76,7 +123,11 @@ def main(argv=None) -> int:
     parser.add_argument("--students", type=int, default=50)
     parser.add_argument("--assignment", default="04_conv_backward")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--dask-workers", type=int, default=4, help="processes of the local Dask cluster (0: skip)")
+    parser.add_argument("--one-each", action="store_true", help="grade one solution of every assignment instead")
     args = parser.parse_args(argv)
+    if args.one_each:
+        return one_each()
 
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as scratch:
         course = init_course(Path(scratch) / "course", "bench", Path(scratch) / "exchange")
@@ -93,11 +144,22 @@ def main(argv=None) -> int:
             timed(f"course grade --workers {args.workers}", course_cmd + ["--workers", str(args.workers)],
                   course, args.assignment),
         ]
+        split = breakdown(course, args.assignment)
+        if args.dask_workers:
+            from distributed import LocalCluster
+
+            with LocalCluster(n_workers=args.dask_workers, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster:
+                runs.append(timed(f"course grade, Dask x{args.dask_workers}",
+                                  course_cmd + ["--scheduler", cluster.scheduler_address], course, args.assignment))
     baseline = runs[0][1]
     print(f"\n{args.students} submissions of {args.assignment} on {os.cpu_count()} CPU(s)")
     print(f"{'grading':28s} {'seconds':>8s} {'subm./min':>10s} {'speed-up':>9s}")
     for label, seconds, _ in runs:
-        print(f"{label:28s} {seconds:8.1f} {args.students / seconds * 60:10.1f} {baseline / seconds:8.2f}x")
+        name, _, phases = label.partition("  (")
+        print(f"{name:28s} {seconds:8.1f} {args.students / seconds * 60:10.1f} {baseline / seconds:8.2f}x"
+              + (f"   {phases.rstrip(')')}" if phases else ""))
+    print(split)
     reference = runs[0][2]
     differ = [label for label, _, got in runs[1:] if got != reference]
     if differ or len(reference) != args.students:

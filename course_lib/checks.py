@@ -1,26 +1,21 @@
 """Visible checks for notebooks: assertions whose failure message tells a student what to fix.
 
+Values are compared on the host, as NumPy arrays (``course_lib.host.to_numpy``), whatever
+device computed them. Gradients are checked by ``course_lib.gradcheck.gradient_check``.
+
     assert_close(got, expected, "PowerScalar(3).compute")
         -> AssertionError: PowerScalar(3).compute: wrong values: max |got - expected| = 2.5 at
            index (1, 0): got 5.0, expected 7.5 (shape (2, 3), rtol 1e-06, atol 1e-08)
 """
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Callable
 
 import numpy as np
 
-
-def to_numpy(value) -> np.ndarray:
-    """NDArray, Tensor, CuPy or NumPy array, or a scalar/list -> a NumPy array."""
-    if hasattr(value, "realize_cached_data"):  # a Tensor
-        value = value.realize_cached_data()
-    if hasattr(value, "numpy") and callable(value.numpy):  # an NDArray
-        return np.asarray(value.numpy())
-    if hasattr(value, "get") and hasattr(value, "__cuda_array_interface__"):  # CuPy
-        return value.get()
-    return np.asarray(value)
+from .host import to_numpy
 
 
 def assert_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8,
@@ -70,41 +65,33 @@ def passed(what: str) -> None:
     print(f"\N{CHECK MARK} {what}")
 
 
-def check_gradients(f: Callable, *arrays, what: str = "gradient", directions: int = 3, h: float = 1e-5,
-                    tol: float = 1e-6, seed: int = 0) -> None:
-    """Check autograd's gradients of ``f`` against directional finite differences, in float64.
+@contextlib.contextmanager
+def lent(owner, name: str, stand_in):
+    """Put ``stand_in`` in the place of ``owner.name`` (a class or a module; a dict such as a
+    notebook's ``globals()`` by key) for the duration of a ``with`` block, then put back what was
+    there. A visible check uses it so that it fails only because of its own task: the pieces of
+    *other* tasks of the same notebook that the checked code calls are replaced by reference
+    values (naive loops shipped with the notebook, or precomputed recipes) while it runs.
 
-    f maps Tensors to a Tensor. For a few random directions v (one per input), compares
-    (L(x + h v) - L(x - h v)) / 2h with sum_i <grad_i, v_i>, where L = sum(f(x) * w) for a fixed
-    random w. This is a quick whole-tensor check given from the start of the course; assignment
-    06 builds the element-by-element checker (course_lib.gradcheck) and explains the choice of h.
+        with lent(FirstMaxMask, "compute", loop_mask_compute):
+            ...check MaxPool2dBackward.compute, which calls the mask...
     """
-    from .autograd import Tensor
-
-    rng = np.random.default_rng(seed)
-    xs = [np.array(to_numpy(a), dtype=np.float64) for a in arrays]
-    inputs = [Tensor(x, dtype="float64") for x in xs]
-    out = f(*inputs)
-    if out is None:
-        raise AssertionError(f"{what}: f returned None")
-    w = rng.standard_normal(out.shape)
-    out.backward(Tensor(w, dtype="float64", requires_grad=False))
-    grads = []
-    for i, t in enumerate(inputs):
-        if t.grad is None:
-            raise AssertionError(f"{what}: input {i} (shape {xs[i].shape}) received no gradient")
-        grads.append(to_numpy(t.grad))
-        if grads[-1].shape != xs[i].shape:
-            raise AssertionError(f"{what}: gradient of input {i} has shape {grads[-1].shape}, "
-                                 f"the input has shape {xs[i].shape}")
-
-    def loss(values):
-        return float(np.sum(to_numpy(f(*[Tensor(v, dtype="float64", requires_grad=False) for v in values])) * w))
-
-    for _ in range(directions):
-        vs = [rng.standard_normal(x.shape) for x in xs]
-        numeric = (loss([x + h * v for x, v in zip(xs, vs)]) - loss([x - h * v for x, v in zip(xs, vs)])) / (2 * h)
-        analytic = float(sum(np.sum(g * v) for g, v in zip(grads, vs)))
-        if abs(numeric - analytic) > tol * max(1.0, abs(numeric), abs(analytic)):
-            raise AssertionError(f"{what}: directional derivative from the gradient is {analytic:.8g}, "
-                                 f"finite differences give {numeric:.8g}")
+    missing = object()
+    if isinstance(owner, dict):
+        saved = owner.get(name, missing)
+        owner[name] = stand_in
+    else:
+        saved = owner.__dict__.get(name, missing) if isinstance(owner, type) else getattr(owner, name, missing)
+        setattr(owner, name, stand_in)
+    try:
+        yield stand_in
+    finally:
+        if isinstance(owner, dict):
+            if saved is missing:
+                owner.pop(name, None)
+            else:
+                owner[name] = saved
+        elif saved is missing:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, saved)

@@ -1,7 +1,9 @@
 """Small figures the notebooks share: arrays drawn as labelled grids, and curves on log axes."""
 from __future__ import annotations
 
-from .checks import to_numpy
+import numpy as np
+
+from .host import to_numpy
 
 
 def show_grids(*arrays, titles=None, fmt="{:g}", cmap="Blues", size=2.2, highlight=None):
@@ -10,8 +12,7 @@ def show_grids(*arrays, titles=None, fmt="{:g}", cmap="Blues", size=2.2, highlig
     arrays: NDArray, Tensor or NumPy arrays of shape (H, W). highlight: a list (one per array)
     of boolean masks or None, outlining the cells that are True. Returns the matplotlib figure.
     """
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # here, not at import: matplotlib takes a second to load
 
     grids = [np.atleast_2d(to_numpy(a)) for a in arrays]
     titles = titles or [""] * len(grids)
@@ -39,7 +40,6 @@ def show_grids(*arrays, titles=None, fmt="{:g}", cmap="Blues", size=2.2, highlig
 def loglog_curves(xs, curves: dict, xlabel: str, ylabel: str, title: str = "", mark_min: bool = True):
     """Plot several y(x) curves on log-log axes; mark each curve's minimum. Returns the figure."""
     import matplotlib.pyplot as plt
-    import numpy as np
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, ys in curves.items():

@@ -11,6 +11,10 @@ is the one imported. The student's file is read, never written: outputs stay in 
 Unlike ``nbgrader validate`` (which exits 0 whatever it finds), the command exits 1 when a check
 fails and 2 when the notebook cannot be checked at all.
 
+When a check fails, the same kernel is then probed for a known mistake behind it and the report
+says what the code looks like ("this looks like a known mistake: the kernel is not flipped"): with
+the full course bundle only, see diagnose.py.
+
 Errors do not stop the run: every cell runs, and a failing cell is recorded. A cell that runs
 longer than ``timeout`` seconds is interrupted, recorded as timed out, and the run goes on in the
 same kernel. Only when the kernel dies, or does not come back from the interrupt, does the run
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +35,7 @@ from tqdm.auto import tqdm
 
 from course_lib import tasks
 
+from .diagnose import diagnose
 from .env import kernel_environment
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
@@ -48,11 +54,14 @@ class TaskResult:
 
     status: "passed", "failed" or "not run"; message: one line saying why it did not pass (empty
     for a pass, unless the task's own code cell raised: a check can pass on course_lib's code).
+    diagnosis: for a failed check, the known mistake the task's code looks like ({"name", "title",
+    "explanation", "where"}; diagnose.py), or None.
     """
     task: str
     points: float
     status: str
     message: str = ""
+    diagnosis: dict | None = None
 
 
 @dataclass
@@ -178,11 +187,28 @@ def _recovered(client) -> bool:
         client.timeout = timeout
 
 
-def _run_cells(nb, folder: Path, timeout: int, progress: bool, name: str) -> tuple[dict[int, str | None], str]:
-    """Execute the code cells of ``nb`` in order in a new kernel in ``folder``.
+PROBE_TIMEOUT_S = 60  # the probes of every failed task together; past that, no diagnosis
+
+
+def _execute(client, code: str) -> str | None:
+    """Run ``code`` in the kernel as a cell of its own, for at most PROBE_TIMEOUT_S seconds; its
+    error line, or None. (A timeout raises: diagnose.py then gives no diagnosis.)"""
+    cell = nbformat.v4.new_code_cell(code)
+    timeout, client.timeout = client.timeout, min(client.timeout, PROBE_TIMEOUT_S)
+    try:
+        client.execute_cell(cell, -1)
+    finally:
+        client.timeout = timeout
+    return _error_of(cell)
+
+
+def _run_cells(nb, folder: Path, timeout: int, progress: bool, name: str,
+               assignment: str | None = None) -> tuple[dict[int, str | None], str, dict[str, dict]]:
+    """Execute the code cells of ``nb`` in order in a new kernel in ``folder``; then, in the same
+    kernel, look for a known mistake behind each failed check of ``assignment`` (diagnose.py).
 
     Returns ({cell index: its error line or None} for the cells that ran, why the run stopped
-    early or "" when every cell ran).
+    early or "" when every cell ran, {task: diagnosis} for the failed checks recognised).
     """
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -213,7 +239,12 @@ def _run_cells(nb, folder: Path, timeout: int, progress: bool, name: str) -> tup
             bar.update(1)
             if stopped:
                 break
-    return errors, stopped
+        diagnoses = {}
+        failed = [_nbgrader(nb.cells[i]).get("grade_id") for i, err in errors.items() if err and _is_check(nb.cells[i])]
+        if assignment and failed and not stopped:
+            bar.set_postfix_str("looking for known mistakes")
+            diagnoses = diagnose(assignment, failed, lambda code: _execute(client, code))
+    return errors, stopped, diagnoses
 
 
 def check_notebook(path: Path, timeout: int = 300, progress: bool = True) -> CheckReport:
@@ -231,7 +262,7 @@ def check_notebook(path: Path, timeout: int = 300, progress: bool = True) -> Che
                for c in nb.cells if _is_written_answer(c)]
 
     start = time.perf_counter()
-    errors, stopped = _run_cells(nb, path.resolve().parent, timeout, progress, path.name)
+    errors, stopped, diagnoses = _run_cells(nb, path.resolve().parent, timeout, progress, path.name, path.stem)
     seconds = time.perf_counter() - start
 
     def label(index):
@@ -248,7 +279,8 @@ def check_notebook(path: Path, timeout: int = 300, progress: bool = True) -> Che
         if i not in errors:
             results.append(TaskResult(task, points, NOT_RUN, stopped))
         else:
-            results.append(TaskResult(task, points, *_outcome(errors[i], code_errors.get(task))))
+            status, message = _outcome(errors[i], code_errors.get(task))
+            results.append(TaskResult(task, points, status, message, diagnoses.get(task) if status == FAILED else None))
     return CheckReport(path, results, cell_errors, seconds, written)
 
 
@@ -288,6 +320,12 @@ def format_report(report: CheckReport) -> str:
                 f"({report.points:g} / {report.total_points:g} points)"]
     if report.cell_errors:
         out += ["", "errors in other cells:"] + [f"  {e}" for e in report.cell_errors]
+    for t in report.tasks:
+        if t.diagnosis:
+            d = t.diagnosis
+            text = (f"\N{ELECTRIC LIGHT BULB} {t.task}: this looks like a known mistake: {d['title']}. "
+                    f"{d['explanation']} (See {d['where']}.)")
+            out += [""] + textwrap.wrap(text, width=100, subsequent_indent="  ", break_on_hyphens=False)
     if not report.passed:
         out += ["", _hint(report)]
     if report.written_answers:

@@ -237,10 +237,16 @@ def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", wor
     instructor.export(course, demo.course_dir / "grades.csv")
     instructor.status(course, assignment)
 
+    _step("instructor: what the grading says (course report)")
+    from .cli import report as course_report
+
+    page = course_report.report(course, assignment)
+
     _step(f"done in {time.perf_counter() - start:.0f} s. Look around:")
     print(f"  feedback pages      {course.folder('feedback')}/<student>/{assignment}/{assignment}.html")
     print(f"  as students got it  {base}/students/<student>/{assignment}/feedback/")
     print(f"  grades              {demo.course_dir / 'grades.csv'}")
+    print(f"  the class report    {page}")
     print(f"  solutions           {ROOT / 'solutions' / assignment / (assignment + '.ipynb')} "
           f"(executed; this run's build: {base / 'build' / 'solutions'})")
     print(f"  the course folder   {demo.course_dir} (cd there and try `course status`)")

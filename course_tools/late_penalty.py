@@ -9,6 +9,7 @@ notebook's score, up to ``max_percent``. One second late is one started day.
 """
 from __future__ import annotations
 
+import datetime
 import math
 
 from nbgrader.plugins import LateSubmissionPlugin
@@ -28,3 +29,17 @@ class PercentPerDay(LateSubmissionPlugin):
         percent = min(self.max_percent, days * self.percent_per_day)
         self.log.info("%s is %d started day(s) late: %g%% of %g points", student_id, days, percent, score)
         return round(score * percent / 100.0, 4)
+
+
+def late_window_end(due: datetime.datetime, percent_per_day: float, max_percent: float):
+    """The last moment a submission after ``due`` can still earn points under PercentPerDay, or
+    None when late work earns points at any time (the penalty never reaches 100%).
+
+    A submission ``t`` seconds late loses ``min(max_percent, ceil(t / day) * percent_per_day)``
+    percent; it earns nothing once that is 100, i.e. from the D-th started day on, where
+    D = ceil(100 / percent_per_day). So the window ends D - 1 whole days after the deadline.
+    """
+    if percent_per_day <= 0 or max_percent < 100:
+        return None
+    days_to_zero = math.ceil(100.0 / percent_per_day)
+    return due + datetime.timedelta(days=days_to_zero - 1)

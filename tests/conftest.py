@@ -8,6 +8,7 @@ folder on sys.path, and the module is the one pytest already loaded).
 """
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,33 +21,42 @@ import torch
 import course_lib
 from course_lib import nd, ops
 from course_lib.autograd import Tensor, no_grad
+from course_lib.backend import CUDADevice
+from course_lib.host import to_numpy
 
 # ---------------------------------------------------------------------------------- devices
+# The CUDA code path runs in every test run. With a GPU and CuPy the "cuda" parameter is
+# cuda(); without, it is cuda_sim: the same CUDADevice class over the strict CuPy stand-in
+# tests/cupy_sim, so course_lib takes exactly its CUDA path and every rule the stand-in
+# enforces (no implicit conversion to NumPy, ...) applies. COURSE_REQUIRE_CUDA=1 (set by
+# `make gpu-check`) turns a missing GPU into a failure instead of a run on the stand-in.
+CUDA_SIM = CUDADevice("cuda_sim", "cupy_sim", needs_driver=False)
+REQUIRE_CUDA = os.environ.get("COURSE_REQUIRE_CUDA") == "1"
+CUDA_UNDER_TEST = course_lib.cuda() if course_lib.cuda().enabled() else CUDA_SIM
+
 DEVICE_PARAMS = [
     pytest.param(course_lib.cpu(), id="cpu"),
-    pytest.param(course_lib.cuda(), id="cuda", marks=pytest.mark.cuda),
+    pytest.param(CUDA_UNDER_TEST, id=CUDA_UNDER_TEST.name, marks=pytest.mark.cuda),
 ]
+
+
+def cuda_device():
+    """The CUDA device of this run: cuda() on a GPU machine, else the stand-in cuda_sim."""
+    if REQUIRE_CUDA and CUDA_UNDER_TEST is CUDA_SIM:
+        pytest.fail("COURSE_REQUIRE_CUDA=1 but cuda() is not available (no GPU with CuPy)", pytrace=False)
+    return CUDA_UNDER_TEST
 
 
 @pytest.fixture(params=DEVICE_PARAMS)
 def device(request):
-    """Every course_lib device; cuda() is skipped where there is no GPU with CuPy."""
-    dev = request.param
-    if not dev.enabled():
-        pytest.skip(f"{dev!r} is not available on this machine (no GPU with CuPy)")
-    return dev
+    """Every course_lib device: cpu(), and cuda() or its stand-in cuda_sim (see above)."""
+    return cuda_device() if request.param is CUDA_UNDER_TEST else request.param
 
 
 @pytest.fixture
 def rng(request):
     """A NumPy generator seeded from the test's id: reproducible, different per test."""
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
-
-
-def require_cuda():
-    if not course_lib.cuda().enabled():
-        pytest.skip("needs cuda(): no GPU with CuPy on this machine")
-    return course_lib.cuda()
 
 
 # ---------------------------------------------------------------------------------- tolerances
@@ -61,15 +71,8 @@ TOLERANCES = {
 
 
 # ---------------------------------------------------------------------------------- conversions
-def to_numpy(x) -> np.ndarray:
-    """A NumPy copy of a course_lib Tensor / NDArray, a torch tensor or an array-like."""
-    if isinstance(x, (Tensor, nd.NDArray)):
-        return x.numpy()
-    if isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
+# Every conversion to NumPy goes through course_lib.host.to_numpy (Tensors, NDArrays on any
+# device, CuPy and stand-in arrays, torch tensors).
 def to_torch(array, dtype: str | None = None, requires_grad: bool = False) -> torch.Tensor:
     """A leaf torch tensor (CPU) holding a copy of ``array`` in ``dtype``."""
     t = torch.tensor(to_numpy(array), dtype=getattr(torch, dtype) if dtype else None)
@@ -285,7 +288,6 @@ def check_second_order_against_torch(ours: Callable, theirs: Callable, arrays, d
 # Skipped where the server binaries (or psycopg2) are missing, unless COURSE_REQUIRE_POSTGRES=1
 # (set by .ci/run once it has installed them): then a missing server is a failure, not a skip.
 import itertools  # noqa: E402
-import os  # noqa: E402
 
 from postgres_server import PostgresServer, find_postgres_bin  # noqa: E402
 

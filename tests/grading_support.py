@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import copy
+import importlib
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -46,6 +48,40 @@ def grade(assignment, nb, tmp_path, name="submission", **options) -> dict:
     path = Path(tmp_path) / f"{name}.ipynb"
     nbformat.write(nb, str(path))
     return run_suite(assignment, path, **{**FAST, **options})
+
+
+def wrong_catalogue(assignment: str) -> list[dict]:
+    """The realistic wrong submissions of tests/fixtures/wrong_submissions/<assignment>.py: each a
+    dict with name, description, edits (of the solution notebook), breaks (the tasks it must lose),
+    diagnosis (task -> the misconception the feedback must name; absent: none) and, for the same
+    mistake written another way, same_mistake_as (the case it repeats)."""
+    if not (ROOT / "tests" / "fixtures" / "wrong_submissions" / f"{assignment}.py").exists():
+        return []
+    return list(importlib.import_module(f"fixtures.wrong_submissions.{assignment}").WRONG)
+
+
+_GRADED: dict = {}
+
+
+def graded(assignment: str, case: str | None = None) -> dict:
+    """The result of grading the solution (case None), the blank release (case "blank") or a
+    catalogue case, graded once per test session: the calibration tests (test_autograder) and the
+    diagnosis tests (test_diagnosis) read the same gradings. Read it, never change it."""
+    key = (assignment, case)
+    if key not in _GRADED:
+        from course_tools.build import release_notebook
+        from course_tools.demo_class import apply_edits
+
+        if case is None:
+            nb = source(assignment)
+        elif case == "blank":
+            nb = nbformat.read(str(release_notebook(assignment)), as_version=4)
+        else:
+            edits = next(c for c in wrong_catalogue(assignment) if c["name"] == case)["edits"]
+            nb = apply_edits(source(assignment), edits)
+        with tempfile.TemporaryDirectory() as folder:
+            _GRADED[key] = grade(assignment, nb, folder)
+    return _GRADED[key]
 
 
 def scores(result) -> dict:

@@ -1,16 +1,14 @@
 """Calibration of the hidden suites: solutions score full marks, blank releases zero, realistic
 wrong submissions lose exactly the tasks they break, and a task left as its stub costs that task
 and no other (each task is graded on its own)."""
-import importlib
 
 import nbformat
 import pytest
 
 from course_lib import tasks
 from course_tools.build import release_notebook
-from course_tools.demo_class import apply_edits
 from course_tools.grading.suite import feedback_text, graded_tasks
-from grading_support import ROOT, grade, inject, require_sandbox, scores, source
+from grading_support import ROOT, grade, graded, inject, require_sandbox, scores, source, wrong_catalogue
 
 require_sandbox()
 
@@ -19,13 +17,8 @@ WITH_SUITES = [a for a in ASSIGNMENTS if (ROOT / "autograder" / a).is_dir()]
 
 
 def _wrong_catalogue():
-    cases = []
-    for assignment in ASSIGNMENTS:
-        path = ROOT / "tests" / "fixtures" / "wrong_submissions" / f"{assignment}.py"
-        if path.exists():
-            module = importlib.import_module(f"fixtures.wrong_submissions.{assignment}")
-            cases += [pytest.param(assignment, case, id=f"{assignment}-{case['name']}") for case in module.WRONG]
-    return cases
+    return [pytest.param(assignment, case, id=f"{assignment}-{case['name']}")
+            for assignment in ASSIGNMENTS for case in wrong_catalogue(assignment)]
 
 
 def _cells_by_id(nb) -> dict:
@@ -63,24 +56,23 @@ def test_every_library_task_can_be_left_as_a_stub():
 
 
 @pytest.mark.parametrize("assignment", WITH_SUITES)
-def test_solution_scores_full_marks(assignment, tmp_path):
-    result = grade(assignment, source(assignment), tmp_path)
+def test_solution_scores_full_marks(assignment):
+    result = graded(assignment)
     assert result["fatal"] is None and result["cell_errors"] == []
     missing = {t: s for t, s in scores(result).items() if s[0] != s[1]}
     assert not missing, {t: feedback_text(t, result["tasks"][t]) for t in missing}
 
 
 @pytest.mark.parametrize("assignment", WITH_SUITES)
-def test_blank_release_scores_zero(assignment, tmp_path):
-    blank = nbformat.read(str(release_notebook(assignment)), as_version=4)
-    result = grade(assignment, blank, tmp_path)
+def test_blank_release_scores_zero(assignment):
+    result = graded(assignment, "blank")
     assert set(scores(result)) == set(graded_tasks(release_notebook(assignment)))
     assert all(score == 0 for score, _ in scores(result).values()), scores(result)
 
 
 @pytest.mark.parametrize("assignment,case", _wrong_catalogue())
-def test_wrong_submission_loses_exactly_the_tasks_it_breaks(assignment, case, tmp_path):
-    result = grade(assignment, apply_edits(source(assignment), case["edits"]), tmp_path)
+def test_wrong_submission_loses_exactly_the_tasks_it_breaks(assignment, case):
+    result = graded(assignment, case["name"])
     lost = sorted(t for t, (score, points) in scores(result).items() if score < points)
     assert lost == sorted(case["breaks"]), (case["description"], {t: feedback_text(t, result["tasks"][t]) for t in lost})
 

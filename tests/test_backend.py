@@ -39,3 +39,22 @@ def test_asking_for_cuda_without_one_is_a_clear_error():
     assert result.returncode != 0 and "no CUDA device" in result.stderr
     with pytest.raises(RuntimeError, match="not available"):
         course_lib.cuda().xp
+
+
+def test_the_stand_in_device_goes_through_the_same_seam_as_cuda():
+    from conftest import CUDA_SIM
+
+    assert type(CUDA_SIM) is type(course_lib.cuda()) and CUDA_SIM.enabled()
+    assert CUDA_SIM.xp.__name__ == "cupy_sim" and not CUDA_SIM.is_host
+    data = course_lib.nd.array([1.0, 2.0], device=CUDA_SIM)
+    assert type(data.handle).__module__.startswith("cupy_sim")
+    host = CUDA_SIM.to_numpy(data.handle)
+    assert type(host).__module__ == "numpy" and host.tolist() == [1.0, 2.0]
+    CUDA_SIM.synchronize()
+
+
+def test_a_module_without_a_device_is_not_enabled():
+    from course_lib.backend import CUDADevice
+
+    assert not CUDADevice("nowhere", "no_such_module_here", needs_driver=False).enabled()
+    assert not CUDADevice("empty", "json", needs_driver=False).enabled()  # no .cuda.runtime: no device

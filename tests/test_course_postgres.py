@@ -48,3 +48,13 @@ def test_two_graders_grade_in_parallel_against_one_postgres_gradebook(postgres_u
     assert all(score == 0 for score in scores["ben"].values())
     assert {t for t, s in scores["cleo"].items() if s < POINTS[t]} == MISTAKE_BREAKS[ASSIGNMENT]
     assert {t for t, s in scores["dan"].items() if s < POINTS[t]} == {"forward_negate"}
+    # the class report reads the PostgreSQL gradebook as it reads SQLite's
+    from course_tools.report import data as report_data
+    from course_tools.report.page import Report
+
+    data = report_data.load(course_folder, ASSIGNMENT)
+    report = Report(data)
+    transpose = next(t for t in report.tasks if t.task == "forward_transpose")
+    assert transpose.share("full") == sum(scores[s]["forward_transpose"] == POINTS["forward_transpose"]
+                                          for s in students) / len(students)
+    assert "forward_negate" in report.summary() and "<h2>Tasks</h2>" in report.html()

@@ -8,6 +8,7 @@ parallel), generates and releases feedback, and exports; the students fetch thei
 from __future__ import annotations
 
 import csv
+import shutil
 import datetime
 import subprocess
 import sys
@@ -171,6 +172,55 @@ def test_a_worker_with_another_bundle_is_refused():
         grade_text(ASSIGNMENT, "x.ipynb", "{}", "0000000000000000")
 
 
+# ---------------------------------------------------------------------------------- release order
+def test_the_late_window_ends_when_late_work_stops_earning_points():
+    from course_tools.late_penalty import PercentPerDay, late_window_end
+
+    due = datetime.datetime(2027, 2, 14, 23, 59)
+    end = late_window_end(due, 10, 100)
+    assert end == due + datetime.timedelta(days=9)
+    policy = PercentPerDay(percent_per_day=10, max_percent=100)
+    at_end, just_after = ((t - due).total_seconds() for t in (end, end + datetime.timedelta(seconds=1)))
+    assert policy.late_submission_penalty("s", 10.0, at_end) == 9.0        # 9 started days: 90%
+    assert policy.late_submission_penalty("s", 10.0, just_after) == 10.0   # the 10th: nothing left
+    assert late_window_end(due, 30, 100) == due + datetime.timedelta(days=3)
+    assert late_window_end(due, 10, 50) is None                          # late work always earns half
+
+
+def test_a_release_that_would_reveal_an_open_assignment_asks_for_force(tmp_path, capsys):
+    """Releasing 02 hands out 01's reference code: while 01 still accepts late work that earns points,
+    `course release 02` refuses without --force, naming 01, and `course status` says so."""
+    folder, exchange = str(tmp_path / "course"), tmp_path / "exchange"
+    outbound = exchange / "order" / "outbound"
+    assert course(["init", folder, "--course-id", "order", "--exchange", str(exchange)]) == 0
+    assert course(["release", "01_forward_ops", "--course", folder, "--due", _utc(-datetime.timedelta(days=2))]) == 0
+    capsys.readouterr()
+
+    assert course(["status", "--course", folder]) == 0
+    out = capsys.readouterr().out
+    assert "next release: 01_forward_ops's late window is open until" in out and "course release 02_backward_ops" in out
+
+    assert course(["release", "02_backward_ops", "--course", folder]) == 2
+    captured = capsys.readouterr()
+    assert "01_forward_ops's late window is open until" in captured.out
+    assert "reference solution of 01_forward_ops" in captured.out and "--force" in captured.err
+    assert not (outbound / "02_backward_ops").exists()
+
+    assert course(["release", "02_backward_ops", "--course", folder, "--force"]) == 0
+    assert "warning: 01_forward_ops's late window" in capsys.readouterr().out
+    assert (outbound / "02_backward_ops").is_dir()
+    assert course(["status", "--course", folder]) == 0
+    assert "revealed: 02_backward_ops is released and 01_forward_ops's late window" in capsys.readouterr().out
+
+    # 01's deadline moved 20 days back: its window (9 days under 10% per started day) has closed
+    assert course(["release", "01_forward_ops", "--course", folder, "--due", _utc(-datetime.timedelta(days=20))]) == 0
+    capsys.readouterr()
+    assert course(["status", "--course", folder]) == 0
+    out = capsys.readouterr().out
+    assert "revealed" not in out and "01_forward_ops's late window" not in out
+    assert "02_backward_ops has no due date" in out      # 03 would reveal 02, which has none
+
+
 # ---------------------------------------------------------------------------------- the command itself
 def _console(*args, cwd=None) -> subprocess.CompletedProcess:
     script = Path(sys.executable).parent / "course"
@@ -211,21 +261,104 @@ def test_grading_errors_are_listed_apart_and_the_class_is_still_graded(semester,
     from course_tools.grading import fanout
 
     _, course_folder = semester
-    real = fanout.grade_file
+    real = fanout.grade_many
 
-    def grader_fails_for_ben(assignment, notebook, timeout=None):
-        if "/ben/" in str(notebook):
-            return {"assignment": assignment, "tasks": {}, "grading_error": "the grader failed on this notebook "
-                                                                            "(injected fault)"}
-        return real(assignment, notebook, timeout)
+    def grader_fails_for_ben(jobs, workers, timeout=None):
+        for (key, job), result in real(jobs, workers, timeout):
+            if job.student == "ben":
+                result = {"assignment": job.assignment, "tasks": {},
+                          "grading_error": "the grader failed on this notebook (injected fault)"}
+            yield (key, job), result
 
-    monkeypatch.setattr(fanout, "grade_file", grader_fails_for_ben)
+    monkeypatch.setattr(fanout, "grade_many", grader_fails_for_ben)
     before = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
     assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--fresh", "--workers", "2"]) == 1
     out = capsys.readouterr().out
     assert "GRADING ERRORS" in out and "ben: " in out and "injected fault" in out
     assert {p.student: task_scores(course_folder, p.student) for p in PERSONAS if p.student != "ben"} == \
         {s: v for s, v in before.items() if s != "ben"}
-    monkeypatch.setattr(fanout, "grade_file", real)
+    monkeypatch.setattr(fanout, "grade_many", real)
     assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--student", "ben"]) == 0
     assert task_scores(course_folder, "ben") == before["ben"]
+
+
+# ---------------------------------------------------------------------------------- the class report
+def test_report_statistics_match_the_gradebook(semester, tmp_path, capsys):
+    """course report's per-task numbers are the gradebook's, its per-check counts the stored results'."""
+    import statistics
+
+    from course_tools.report import data as report_data
+    from course_tools.report.stats import check_stats, task_stats
+
+    _, course_folder = semester
+    assert course(["report", ASSIGNMENT, "--course", str(course_folder.root), "--csv", str(tmp_path / "checks.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "forward_transpose" in out and "report:" in out
+    data = report_data.load(course_folder, ASSIGNMENT)
+    by_task = {t.task: t for t in task_stats(data)}
+    direct = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
+    direct["fay"] = task_scores(course_folder, "fay")
+    for task in POINTS:
+        scores = [row[task] for row in direct.values()]
+        assert by_task[task].mean == pytest.approx(statistics.fmean(scores))
+        assert by_task[task].median == pytest.approx(statistics.median(scores))
+        assert by_task[task].share("full") == pytest.approx(sum(s == POINTS[task] for s in scores) / len(scores))
+        assert by_task[task].share("zero") == pytest.approx(sum(s == 0 for s in scores) / len(scores))
+    # a check's failures: the students (not handing back the blank release) failing any of its cases
+    checks = check_stats(data)
+    failed_transpose = sum(c.failures for c in checks if c.task == "forward_transpose")
+    stored = len({(r.student, c["check"]) for r in data.students if not r.blank
+                  for c in (r.result or {}).get("tasks", {}).get("forward_transpose", {}).get("checks", [])
+                  if not c["passed"]})
+    assert failed_transpose == stored > 0
+    assert [s.student for s in data.students if s.blank] == ["ben"]
+    rows = list(csv.DictReader(open(tmp_path / "checks.csv")))
+    assert len(rows) == sum(len(g["checks"]) for r in data.students for g in (r.result or {}).get("tasks", {}).values())
+    # the blank release was graded as a reference: no check passes it
+    assert data.blank is not None and not any(c.blank_passes for c in checks)
+    late = {s.student for s in data.students if s.seconds_late > 0}
+    assert {"eve", "fay"} <= late
+
+
+def test_report_page_is_self_contained_and_renders(semester, tmp_path):
+    from html.parser import HTMLParser
+
+    _, course_folder = semester
+    page = Path(course_folder.root) / "reports" / f"{ASSIGNMENT}.html"
+    if not page.exists():
+        assert course(["report", ASSIGNMENT, "--course", str(course_folder.root)]) == 0
+    text = page.read_text()
+
+    class Collect(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.images, self.links, self.headings = [], [], []
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "img":
+                self.images.append(attrs.get("src", ""))
+            if tag in ("link", "script") and (attrs.get("href") or attrs.get("src")):
+                self.links.append(attrs)
+
+    parser = Collect()
+    parser.feed(text)
+    assert len(parser.images) >= 3 and all(src.startswith("data:image/png;base64,") for src in parser.images)
+    assert not parser.links, "the page must not load anything from elsewhere"
+    for section in ("Tasks", "What the class got wrong", "Signals", "Late work", "Grading errors (not scores)"):
+        assert f"<h2>{section}</h2>" in text
+    chromium = shutil.which("chromium")
+    if chromium:  # the browser the hub's tests use: the page renders to a non-blank screenshot
+        shot = tmp_path / "report.png"
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                        "--disable-component-update", "--no-first-run", f"--screenshot={shot}",
+                        "--window-size=1200,1600", page.as_uri()], capture_output=True, timeout=120)
+        assert shot.exists() and shot.stat().st_size > 20000
+
+
+def test_similarity_runs_on_the_class(semester, capsys):
+    _, course_folder = semester
+    assert course(["similarity", ASSIGNMENT, "--course", str(course_folder.root)]) == 0
+    out = capsys.readouterr().out
+    assert "submissions compared" in out
+    assert (Path(course_folder.root) / "reports" / f"{ASSIGNMENT}-similarity.html").exists()

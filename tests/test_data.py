@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from course_lib.data import DataLoader, load_digits
+from course_lib.host import to_numpy
 
 
 def test_digits_are_real_images_with_all_classes():
@@ -24,15 +25,26 @@ def test_train_and_test_split_partition_the_data():
     assert overlap < 5  # only genuinely duplicated images may appear in both
 
 
-def test_loader_is_reproducible_and_covers_every_sample_once():
+def test_loader_is_reproducible_and_covers_every_sample_once(device):
     x = np.arange(10.0)[:, None]
     y = np.arange(10)
-    first = [b[1].numpy().tolist() for b in DataLoader(x, y, batch_size=4, shuffle=True, seed=3)]
-    second = [b[1].numpy().tolist() for b in DataLoader(x, y, batch_size=4, shuffle=True, seed=3)]
-    other = [b[1].numpy().tolist() for b in DataLoader(x, y, batch_size=4, shuffle=True, seed=4)]
+
+    def labels(seed):
+        return [to_numpy(b[1]).tolist() for b in DataLoader(x, y, batch_size=4, shuffle=True, seed=seed,
+                                                             device=device)]
+
+    first, second, other = labels(3), labels(3), labels(4)
     assert first == second and first != other
     assert sorted(sum(first, [])) == list(range(10))
     assert [len(b) for b in first] == [4, 4, 2]
+
+
+def test_loader_batches_live_on_its_device_with_the_arrays_dtypes(device):
+    x, y = np.arange(12.0, dtype="float32").reshape(6, 2), np.arange(6)
+    for xb, yb in DataLoader(x, y, batch_size=4, device=device):
+        assert xb.device == device and yb.device == device
+        assert xb.dtype == "float32" and yb.dtype == "int64" and not yb.requires_grad
+    np.testing.assert_array_equal(to_numpy(xb), x[4:])
 
 
 def test_loader_drop_last_and_errors():

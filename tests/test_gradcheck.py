@@ -1,7 +1,9 @@
+"""Gradient checking (assignment 06): rel_error, central differences and gradient_check,
+the one gradient checker of course_lib, with the function under test on any device."""
 import numpy as np
 import pytest
 
-from course_lib import ops
+from course_lib import Tensor, nd, ops
 from course_lib.autograd import TensorOp
 from course_lib.gradcheck import central_difference, gradient_check, rel_error
 
@@ -12,6 +14,15 @@ def test_rel_error_is_absolute_for_small_and_relative_for_large_values():
     assert rel_error(np.array([200.0]), np.array([100.0])) == pytest.approx(0.5)
     with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
         rel_error(np.zeros(2), np.zeros(3))
+
+
+def test_rel_error_takes_tensors_and_ndarrays_on_any_device(device):
+    a = Tensor(np.array([0.0, 1000.0]), device=device, dtype="float64")
+    b = nd.array(np.array([1e-3, 1001.0]), device=device)
+    assert rel_error(a, b) == pytest.approx(1e-3)
+    assert rel_error(a, np.array([0.0, 1000.0])) == 0.0
+    # a bare CuPy (or stand-in) array: np.asarray of it raises, rel_error must copy it explicitly
+    assert rel_error(device.xp.asarray(np.array([0.0, 1000.0])), b) == pytest.approx(1e-3)
 
 
 def test_central_difference_matches_hand_derivative():
@@ -29,11 +40,29 @@ def test_central_difference_error_is_second_order_in_h():
     assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.01)
 
 
-def test_gradient_check_passes_on_correct_ops():
+def test_gradient_check_passes_on_correct_ops(device):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
-    errors = gradient_check(lambda x, y: ops.matmul(ops.tanh(x), y), a, b)
+    seen = set()
+
+    def f(x, y):
+        seen.add(x.device)
+        return ops.matmul(ops.tanh(x), y)
+
+    errors = gradient_check(f, a, b, device=device)
     assert len(errors) == 2 and max(errors) < 1e-6
+    assert seen == {device}
+
+
+def test_gradient_check_runs_where_its_tensor_arguments_live(device):
+    seen = set()
+
+    def f(x):
+        seen.add(x.device)
+        return ops.exp(x)
+
+    gradient_check(f, Tensor(np.array([0.5, -1.0]), device=device))
+    assert seen == {device}
 
 
 class _WrongSquare(TensorOp):
@@ -46,9 +75,9 @@ class _WrongSquare(TensorOp):
         return out_grad * node.inputs[0]
 
 
-def test_gradient_check_catches_a_planted_bug():
+def test_gradient_check_catches_a_planted_bug(device):
     with pytest.raises(AssertionError, match="argument 0"):
-        gradient_check(lambda x: _WrongSquare()(x), np.array([1.0, 2.0, -3.0]))
+        gradient_check(lambda x: _WrongSquare()(x), np.array([1.0, 2.0, -3.0]), device=device)
 
 
 class _NaNGradient(TensorOp):
@@ -59,6 +88,6 @@ class _NaNGradient(TensorOp):
         return out_grad * float("nan")
 
 
-def test_gradient_check_fails_on_nan_gradients():
+def test_gradient_check_fails_on_nan_gradients(device):
     with pytest.raises(AssertionError, match="nan"):
-        gradient_check(lambda x: _NaNGradient()(x), np.array([1.0, 2.0]))
+        gradient_check(lambda x: _NaNGradient()(x), np.array([1.0, 2.0]), device=device)

@@ -6,7 +6,7 @@ import pytest
 
 import course_lib
 from course_lib import nd
-from conftest import FLOAT_DTYPES, assert_close, require_cuda
+from conftest import FLOAT_DTYPES, assert_close, cuda_device
 
 BINARY = [
     ("add", lambda a, b: a + b),
@@ -199,7 +199,7 @@ def test_mismatched_dtypes_raise_naming_dtypes(device, op):
 
 @pytest.mark.cuda
 def test_mismatched_devices_raise():
-    cuda = require_cuda()
+    cuda = cuda_device()
     a, b = nd.array(np.ones(3), device=course_lib.cpu()), nd.array(np.ones(3), device=cuda)
     with pytest.raises(ValueError, match="cuda"):
         a + b

@@ -163,3 +163,43 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path, monkeypatch
                 for grade in notebook.grades:
                     if grade.auto_score is not None and not grade.needs_manual_grade:
                         assert grade.score == grade.max_score, (assignment, grade.name, grade.score)
+
+
+# A visible check fails only because of its own task: where the checked code calls another task of
+# the same notebook, the check lends reference values (naive loops, precomputed recipes) in its
+# place. Each case: the tasks left as their release stubs, and the checks that must still pass.
+# (Not every check of the course is independent yet: 03's slicing and compact_strides, and 02's
+# topological sort inside reverse mode, are used by later checks of their notebooks as they are.)
+INDEPENDENT_CHECKS = [
+    ("02_backward_ops", ["backward_broadcast_to"], ["backward_matmul"]),
+    ("03_ndarray", ["op_undilate"], ["op_dilate"]),
+    ("03_ndarray", ["op_dilate"], ["op_undilate"]),
+    ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward"], ["conv_backward"]),
+    ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward", "conv_backward"], ["nn_conv"]),
+    ("05_pooling_backward", ["maxpool_forward", "maxpool_mask", "pool_col2im", "avgpool_forward"],
+     ["maxpool_backward", "avgpool_backward"]),
+]
+
+
+@pytest.mark.parametrize("assignment,stubbed,passing", INDEPENDENT_CHECKS,
+                         ids=[f"{a}-{'+'.join(s)}" for a, s, _ in INDEPENDENT_CHECKS])
+def test_a_visible_check_fails_only_because_of_its_own_task(assignment, stubbed, passing, tmp_path):
+    release = nbformat.read(str(course_build.release_notebook(assignment)), as_version=4)
+    stubs = {_nbgrader(c).get("grade_id"): c.source for c in release.cells}
+    nb = _source(assignment)
+    for cell in nb.cells:
+        if _nbgrader(cell).get("grade_id") in {f"{t}_code" for t in stubbed}:
+            cell.source = stubs[_nbgrader(cell)["grade_id"]]
+    folder = tmp_path / assignment
+    shutil.copytree(course_build.release_notebook(assignment).parent, folder)
+    probe = folder / "probe.ipynb"
+    nbformat.write(nb, str(probe))
+    nb = course_build.execute_notebook(probe, folder, allow_errors=True, timeout=300)
+    outcome = {_nbgrader(c)["grade_id"]: [o for o in c.outputs if o.output_type == "error"]
+               for c in nb.cells if _nbgrader(c).get("grade") and c.cell_type == "code"}
+    for task in stubbed:
+        assert outcome[task], f"{assignment}: the check of the stubbed task {task} passes"
+    for task in passing:
+        errors = outcome[task]
+        assert not errors, (f"{assignment}: the check of {task} fails when {', '.join(stubbed)} are stubs: "
+                            f"{errors[0].ename}: {errors[0].evalue}" if errors else "")

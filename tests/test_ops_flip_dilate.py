@@ -114,3 +114,13 @@ def test_flip_twice_is_identity_and_gradient_flips_back(device, rng):
     upstream = np.arange(12.0).reshape(3, 4)
     out.backward(tensor(upstream, device, requires_grad=False))
     assert_close(x.grad, upstream[::-1, ::-1])
+
+
+@pytest.mark.parametrize("axes, numpy_axes", [(np.int64(0), (0,)), (np.int32(-2), (0,)),
+                                             ((np.int64(1), 0), (0, 1)), ([1], (1,))], ids=str)
+def test_flip_and_dilate_take_numpy_integers_and_lists_as_axes(device, axes, numpy_axes):
+    values = np.arange(6.0).reshape(2, 3)
+    x = tensor(values, device)
+    np.testing.assert_array_equal(ops.flip(x, axes).numpy(), np.flip(values, numpy_axes))
+    dilated = ops.dilate(x, axes, 1)
+    assert dilated.shape == tuple(2 * n if i in numpy_axes else n for i, n in enumerate(values.shape))

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from course_lib import ops
+from course_lib.nd import _normalize_axes
 from conftest import (ORACLE_DTYPES, OpCase, assert_close, case_params, check_case_against_torch,
                       check_case_finite_differences, check_second_order_against_torch, large, normal, tensor)
 
@@ -158,3 +159,26 @@ def test_matmul_of_unaligned_tensors_raises_naming_shapes(device):
 def test_broadcast_to_incompatible_shape_raises(device):
     with pytest.raises(ValueError, match=r"\(3,\)"):
         ops.broadcast_to(tensor(np.ones(3), device), (4,))
+
+
+@pytest.mark.parametrize("axes, expected", [(None, (0, 1, 2)), (-1, (2,)), ((2, 0), (0, 2)), (np.int64(1), (1,)),
+                                            ([np.int32(-1), 0], (0, 2)), ((), ())])
+def test_the_one_axis_normaliser(axes, expected):
+    assert _normalize_axes(axes, 3) == expected
+    assert all(type(a) is int for a in _normalize_axes(axes, 3))
+
+
+@pytest.mark.parametrize("axes, error, message", [(3, ValueError, "out of range"), ((0, -3), ValueError, "repeated"),
+                                                  (1.0, TypeError, "ints"), ((0, 1.5), TypeError, "ints"),
+                                                  ("0", TypeError, "ints"), (True, TypeError, "ints")])
+def test_the_one_axis_normaliser_refuses_what_is_not_an_axis(axes, error, message):
+    with pytest.raises(error, match=message):
+        _normalize_axes(axes, 3)
+
+
+def test_summation_and_transpose_take_numpy_integer_axes(device):
+    x = tensor(np.arange(24.0).reshape(2, 3, 4), device)
+    assert ops.summation(x, np.int64(1)).shape == (2, 4)
+    assert ops.transpose(x, (np.int64(0), np.int64(2))).shape == (4, 3, 2)
+    with pytest.raises(ValueError, match="two axes"):
+        ops.transpose(x, (0, 1, 2))

@@ -136,3 +136,40 @@ def test_avg_pool_worked_example(device):
 def test_pool_bad_arguments_raise(device, pool, shape, kwargs):
     with pytest.raises(ValueError):
         pool(tensor(np.ones(shape), device), **kwargs)
+
+
+# ---------------------------------------------------------------------------- mask and col2im (the pieces of backward)
+def loop_windows(x, k, s, p, fill):
+    """Every window of NHWC x, one at a time: (N, H_out, W_out, k*k, C)."""
+    s = k if s is None else s
+    xp = np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)), constant_values=fill)
+    n, h, w, c = xp.shape
+    h_out, w_out = (h - k) // s + 1, (w - k) // s + 1
+    out = np.empty((n, h_out, w_out, k * k, c), dtype=x.dtype)
+    for i in range(h_out):
+        for j in range(w_out):
+            out[:, i, j] = xp[:, i * s:i * s + k, j * s:j * s + k, :].reshape(n, k * k, c)
+    return out
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=pool_id)
+def test_first_max_mask_marks_the_first_maximum_of_each_window(device, rng, case):
+    n, h, w, c, k, s, p = case
+    x = rng.integers(0, 3, (n, h, w, c)).astype(np.float64)          # many ties
+    windows = loop_windows(x, k, s, p, -np.inf)
+    expected = (np.arange(k * k)[None, None, None, :, None] == windows.argmax(axis=3)[:, :, :, None, :])
+    got = ops.FirstMaxMask(k, s, p)(tensor(x, device)).numpy()
+    np.testing.assert_array_equal(got, expected.astype(np.float64))
+
+
+@pytest.mark.parametrize("case", POOL_CASES, ids=pool_id)
+def test_col2im_is_the_adjoint_of_the_windows(device, rng, case):
+    """<Im2Col(x), cols> == <x, Col2Im(cols)>, and each op's gradient is the other one."""
+    n, h, w, c, k, s, p = case
+    x = rng.standard_normal((n, h, w, c))
+    windows = loop_windows(x, k, s, p, 0.0)
+    cols = rng.standard_normal(windows.shape)
+    assert_close(ops.Im2Col(x.shape, k, s, p)(tensor(x, device)).numpy(), windows, what="Im2Col")
+    back = ops.Col2Im(x.shape, k, s, p)(tensor(cols, device)).numpy()
+    assert abs(np.sum(windows * cols) - np.sum(x * back)) < 1e-9 * max(1.0, np.abs(np.sum(x * back)))
+    check_finite_differences(lambda t: ops.Col2Im(x.shape, k, s, p)(t), [cols], device, rng)

@@ -54,8 +54,10 @@ OUT_SHAPES = {"Reshape": (4, 3), "BroadcastTo": (2, 3, 4), "Summation": (3,), "T
               "MatMul": (2, 3, 5)}
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c[1], marks=task(c[0], weight=2)) for c in CASES])
-def test_gradient_is_built_from_out_grad_with_ops(student, rng, case):
+# Two draws per op (weight 1 each, 2 per op as before): a diagnosis needs two inputs that agree.
+@pytest.mark.parametrize("draw", [1, 2])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c[1], marks=task(c[0], weight=1)) for c in CASES])
+def test_gradient_is_built_from_out_grad_with_ops(student, rng, case, draw):
     """the gradient is built from out_grad with ops (so gradients of gradients work)"""
     _, op, attrs, shapes, positive = case
     arrays = [rng.uniform(0.5, 2.0, s) if positive else rng.standard_normal(s) for s in shapes]
@@ -63,11 +65,14 @@ def test_gradient_is_built_from_out_grad_with_ops(student, rng, case):
     first, second = rng.standard_normal(out_shape), rng.standard_normal(out_shape)
     got = student.gradient(op, attrs, arrays, first, reevaluate=second)
     for i, (value, expected) in enumerate(zip(got["reevaluated"], torch_gradients(op, attrs, arrays, second))):
-        if np.allclose(value, got["grads"][i]) and not np.allclose(value, expected, rtol=1e-6, atol=1e-8):
-            raise AssertionError(
-                f"{op}.gradient: the adjoint of input {i} is not connected to out_grad in the graph (evaluated "
-                f"again with another out_grad, it did not change); build it with ops on Tensors (out_grad * ..., "
-                f"reshape, summation, ...), not from raw arrays or .numpy()/.cached_data values wrapped in a new "
-                f"Tensor")
-        expect_close(value, expected, f"{op}.gradient, input {i}, its graph evaluated again with a new out_grad",
-                     rtol=1e-6, atol=1e-8)
+        try:
+            expect_close(value, expected, f"{op}.gradient, input {i}, its graph evaluated again with a new out_grad",
+                         rtol=1e-6, atol=1e-8)
+        except AssertionError:
+            if np.shape(value) == np.shape(got["grads"][i]) and np.allclose(value, got["grads"][i]):
+                raise AssertionError(
+                    f"{op}.gradient: the adjoint of input {i} is not connected to out_grad in the graph (evaluated "
+                    f"again with another out_grad, it did not change); build it with ops on Tensors (out_grad * "
+                    f"..., reshape, summation, ...), not from raw arrays or .numpy()/.cached_data values wrapped "
+                    f"in a new Tensor") from None
+            raise

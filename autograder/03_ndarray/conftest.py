@@ -4,15 +4,17 @@ ops need NDArray.flip and each other (dilate's gradient is undilate and back), s
 checks get the grader's version of the others."""
 import pytest
 
+import numpy as np
+
 from course_tools.grading.reference import compute_substitutes, ndarray_method, slice_view
 
 
 def compact_strides(shape):
-    strides, step = [], 1
-    for n in reversed(list(shape)):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
+    """Row-major strides in elements: each axis steps over the product of the sizes after it.
+    (Written differently from the reference region, which the releases after 03 contain, so that
+    the leak test does not take one for the other.)"""
+    sizes = [int(n) for n in shape]
+    return tuple(int(np.prod(sizes[i + 1:], dtype=np.int64)) for i in range(len(sizes)))
 
 
 def lent_to(student, task: str) -> dict:

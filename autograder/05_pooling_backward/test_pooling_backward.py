@@ -3,9 +3,11 @@ PyTorch (CPU, float64; NCHW) on shapes, strides and paddings the notebook never 
 windows, padding (-inf for max, counted zeros for average), ties (integer inputs: the whole
 gradient goes to the first maximum in row-major order, as in PyTorch), all-negative inputs.
 
-course_lib.ops exports MaxPool2d and AvgPool2d but not their backward ops, so the backward passes
-are reached through ``MaxPool2d.gradient`` / ``AvgPool2d.gradient`` (which build
-MaxPool2dBackward / AvgPool2dBackward and run their compute) and through reverse mode.
+The backward passes are reached through ``MaxPool2d.gradient`` / ``AvgPool2d.gradient`` (which
+build MaxPool2dBackward / AvgPool2dBackward and run their compute) and through reverse mode; the
+two pieces they call, the first-maximum mask and col2im, are graded on their own (FirstMaxMask
+against PyTorch's argmax indices, Col2Im against ``torch.nn.functional.fold``), and lent by the
+grader to the other tasks' checks (conftest.py).
 """
 import numpy as np
 import pytest
@@ -119,6 +121,103 @@ def test_maxpool_forward_float32(student, rng):
     got = student.forward("MaxPool2d", attrs(3, 2, 1), x)
     expect_close(got, torch_pool("max", x, 3, 2, 1), describe("MaxPool2d.compute", 3, 2, 1, x.shape, "float32"),
                  rtol=1e-6, atol=0, dtype="float32")
+
+
+# ----------------------------------------------------------------------------- maxpool_mask
+def torch_first_max_mask(x, k, s, p):
+    """The mask of each window's first maximum, from the indices PyTorch's max pooling returns (the
+    position in the unpadded input of the maximum it routes to): (N, H_out, W_out, k*k, C)."""
+    s = k if s is None else s
+    n, h, w, c = x.shape
+    _, indices = F.max_pool2d(torch.tensor(nchw(x.astype(np.float64))), k, stride=s, padding=p,
+                              return_indices=True)
+    indices = nhwc(indices.numpy())                                    # (N, H_out, W_out, C), row * W + col
+    h_out, w_out = indices.shape[1:3]
+    u = indices // w + p - (np.arange(h_out) * s)[None, :, None, None]   # row inside the window
+    v = indices % w + p - (np.arange(w_out) * s)[None, None, :, None]    # column inside the window
+    slot = u * k + v
+    return (np.arange(k * k)[None, None, None, :, None] == slot[:, :, :, None, :]).astype(np.float64)
+
+
+@pytest.mark.parametrize("case,kind", cases_with("maxpool_mask", ["random", "ties", "constant"]))
+def test_first_max_mask_matches_torch(student, rng, case, kind):
+    """FirstMaxMask.compute: one 1 per window, at the first maximum in row-major order (PyTorch's choice)"""
+    shape, k, s, p = case
+    x = draw(rng, kind, shape)
+    got = student.forward("FirstMaxMask", attrs(k, s, p), x)
+    expect_close(got, torch_first_max_mask(x, k, s, p), describe("FirstMaxMask.compute", k, s, p, shape, kind),
+                 rtol=0, atol=0, dtype="float64")
+
+
+@pytest.mark.parametrize("case,kind", cases_with("maxpool_mask", ["negative"], PADDED_CASES))
+def test_first_max_mask_never_chooses_padding(student, rng, case, kind):
+    """FirstMaxMask.compute on all-negative inputs with padding: the padding is never the maximum"""
+    shape, k, s, p = case
+    x = draw(rng, kind, shape)
+    got = student.forward("FirstMaxMask", attrs(k, s, p), x)
+    expect_close(got, torch_first_max_mask(x, k, s, p),
+                 describe("FirstMaxMask.compute", k, s, p, shape, "all-negative"), rtol=0, atol=0)
+
+
+@task("maxpool_mask")
+def test_first_max_mask_float32(student, rng):
+    """FirstMaxMask.compute returns the input's dtype float32"""
+    x = rng.integers(0, 3, (1, 7, 6, 3)).astype(np.float32)
+    got = student.forward("FirstMaxMask", attrs(3, 2, 1), x)
+    expect_close(got, torch_first_max_mask(x, 3, 2, 1), describe("FirstMaxMask.compute", 3, 2, 1, x.shape, "float32"),
+                 rtol=0, atol=0, dtype="float32")
+
+
+# ----------------------------------------------------------------------------- pool_col2im
+def torch_col2im(columns, in_shape, k, s, p):
+    """torch.nn.functional.fold of NHWC windows (N, H_out, W_out, k*k, C) -> (N, H, W, C)."""
+    s = k if s is None else s
+    n, h, w, c = in_shape
+    _, h_out, w_out, kk, _ = columns.shape
+    blocks = np.transpose(columns.astype(np.float64), (0, 4, 3, 1, 2)).reshape(n, c * kk, h_out * w_out)
+    out = F.fold(torch.tensor(blocks), (h, w), k, stride=s, padding=p)
+    return nhwc(out.numpy())
+
+
+def col2im_attrs(shape, k, s, p):
+    return {"in_shape": list(shape), **attrs(k, s, p)}
+
+
+def windows_shape(shape, k, s, p):
+    n, h_out, w_out, c = out_shape(shape, k, s, p)
+    return (n, h_out, w_out, k * k, c)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c.values[0], id=c.id, marks=task("pool_col2im")) for c in CASES])
+def test_col2im_matches_torch_fold(student, rng, case):
+    """Col2Im.compute: every window added back onto its input positions, overlaps summed, padding cropped"""
+    shape, k, s, p = case
+    columns = rng.standard_normal(windows_shape(shape, k, s, p))
+    got = student.forward("Col2Im", col2im_attrs(shape, k, s, p), columns)
+    expect_close(got, torch_col2im(columns, shape, k, s, p),
+                 f"Col2Im(in_shape={shape}, kernel_size={k}, stride={s}, padding={p}).compute",
+                 rtol=1e-10, atol=1e-12, dtype="float64")
+
+
+@task("pool_col2im")
+def test_col2im_counts_overlapping_windows(student):
+    """Col2Im.compute of all-ones windows: each element receives the number of windows covering it"""
+    shape, k, s, p = (1, 9, 8, 2), 3, 1, 1
+    columns = np.ones(windows_shape(shape, k, s, p))
+    got = student.forward("Col2Im", col2im_attrs(shape, k, s, p), columns)
+    expect_close(got, torch_col2im(columns, shape, k, s, p),
+                 f"Col2Im(in_shape={shape}, kernel_size=3, stride=1, padding=1).compute of all-ones windows "
+                 f"(up to 9 windows per element)", rtol=0, atol=0)
+
+
+@task("pool_col2im")
+def test_col2im_float32(student, rng):
+    """Col2Im.compute keeps float32"""
+    shape, k, s, p = (2, 7, 6, 3), 3, 2, 1
+    columns = rng.standard_normal(windows_shape(shape, k, s, p)).astype(np.float32)
+    got = student.forward("Col2Im", col2im_attrs(shape, k, s, p), columns)
+    expect_close(got, torch_col2im(columns, shape, k, s, p), f"Col2Im(in_shape={shape}, 3, 2, 1).compute in float32",
+                 rtol=1e-5, atol=1e-6, dtype="float32")
 
 
 # ----------------------------------------------------------------------------- maxpool_backward

@@ -173,6 +173,17 @@ def test_central_difference_values(student, rng, case):
         f"copy (or put every element back exactly)")
 
 
+@pytest.mark.parametrize("shape", [pytest.param((5,), id="vector", marks=task("gradient_check", weight=0.5)),
+                                   pytest.param((2, 3), id="matrix", marks=task("gradient_check", weight=0.5))])
+def test_central_difference_probes_from_the_original_point(student, rng, shape):
+    """central_difference of a function whose elements interact: every probe starts from the original x"""
+    # exp(sum(sin(x))): an element left at x_i - h after its probe changes every later partial derivative
+    x = rng.uniform(-1.0, 1.0, shape)
+    out = central_difference_of(student, "coupled", x, 1e-5)
+    expect_close(out["grad"], np.cos(x) * np.exp(np.sum(np.sin(x))),
+                 f"central_difference of exp(sum(sin(x))) at x of shape {shape}, h = 1e-5", rtol=1e-6, atol=1e-8)
+
+
 @task("gradient_check", weight=1)
 def test_central_difference_uses_the_given_step(student, rng):
     """central_difference uses the step h it is given, and divides by 2h"""
@@ -247,10 +258,12 @@ def test_float64_sweep_values(student):
     errors = _sweep(student, "errors64")
     expected, _ = _reference_errors(np.float64)
     truncation = HS >= 1e-5   # where the error is h^2 |J'''| / 6 and does not depend on rounding details
-    assert np.allclose(errors[truncation], expected[truncation], rtol=1e-3, atol=0), (
-        "errors64: wrong values for the large steps (h >= 1e-5), where the error is the truncation error of a "
-        "central difference; compute |(J(theta0 + h) - J(theta0 - h)) / (2h) - dJ(theta0)| in float64, in the "
-        "order of hs")
+    if not np.allclose(errors[truncation], expected[truncation], rtol=1e-3, atol=0):
+        student.comparison_failed(errors, expected, 1e-3, 0.0)  # evidence for naming the mistake (diagnosis.py)
+        raise AssertionError(
+            "errors64: wrong values for the large steps (h >= 1e-5), where the error is the truncation error of a "
+            "central difference; compute |(J(theta0 + h) - J(theta0 - h)) / (2h) - dJ(theta0)| in float64, in the "
+            "order of hs")
     rounding = HS < 1e-5      # rounding noise: only its size is reproducible
     ratio = np.log10(np.maximum(errors[rounding], 1e-18) / np.maximum(expected[rounding], 1e-18))
     assert np.all(np.abs(ratio) < 2), (
@@ -264,8 +277,10 @@ def test_float32_sweep_values(student):
     errors = _sweep(student, "errors32")
     expected, exact = _reference_errors(np.float32)
     large = HS >= 1e-2
-    assert np.allclose(errors[large], expected[large], rtol=1e-2, atol=0), (
-        "errors32: wrong values for the large steps (h >= 1e-2), where the truncation error dominates")
+    if not np.allclose(errors[large], expected[large], rtol=1e-2, atol=0):
+        student.comparison_failed(errors, expected, 1e-2, 0.0)  # evidence for naming the mistake (diagnosis.py)
+        raise AssertionError("errors32: wrong values for the large steps (h >= 1e-2), where the truncation error "
+                             "dominates")
     assert errors.min() > 1e-6, (
         "errors32: the smallest error is below 1e-6, which float32 cannot reach: was every step of the formula "
         "(theta0 + h, J, the division) really computed in float32?")

@@ -23,7 +23,8 @@ torch.set_num_threads(1)
 SMALL_CNN_PARAMETERS = parameter_count(small_cnn())
 IMPLEMENTATIONS = ("naive loops", "im2col + autograd", "fused NumPy kernel")
 REFERENCE = "im2col + autograd"
-PRECISIONS = ("float64", "float32", "mixed float16")
+PRECISIONS = ("float64", "float32", "mixed float16", "float16 loss")
+MIXED = ("mixed float16", "float16 loss")   # the recipe (loss in float32), and the loss in float16
 
 def _variable(student, name):
     return student.variable(name)
@@ -248,9 +249,19 @@ def _precision(student):
 
 
 def _stress(student):
-    s = _variable(student, "stress_results")
-    assert isinstance(s, dict), f"stress_results should be a dictionary, got {type(s).__name__}"
-    return _fields(s, "stress_results", ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
+    """stress_results: one run per mixed row, each with its scales, losses and skipped steps."""
+    runs = _results(student, "stress_results", MIXED)
+    return {name: _fields(runs[name], f"stress_results[{name!r}]",
+                          ("init_scale", "growth_interval", "scales", "losses", "skipped_steps")) for name in MIXED}
+
+
+def _steps_at_or_above(scales, init_scale, threshold=2.0 ** 16):
+    """(taken, skipped): the steps that started with a scale >= threshold and were taken / skipped
+    (a step is skipped exactly when the scale drops after it)."""
+    scales = np.asarray(scales, dtype=float)
+    before = np.concatenate([[float(init_scale)], scales[:-1]])
+    high, dropped = before >= threshold, scales < before
+    return int(np.sum(high & ~dropped)), int(np.sum(high & dropped))
 
 
 @task("experiment_precision", weight=1)
@@ -277,57 +288,77 @@ def test_parameter_bytes_by_precision(student):
     counts = {name: results[name]["parameter_count"] for name in PRECISIONS}
     assert all(c == SMALL_CNN_PARAMETERS for c in counts.values()), (
         f"parameter_count should be small_cnn's for every precision (the dtype does not change it), got {counts}")
-    b64, b32, b16 = (results[name]["parameter_bytes"] for name in PRECISIONS)
+    b64, b32, b16, b16_loss = (results[name]["parameter_bytes"] for name in PRECISIONS)
     assert b32 == 4 * SMALL_CNN_PARAMETERS, f"float32 parameters take 4 bytes each: got {b32} bytes"
-    assert 2 * b16 == b32, f"float16 parameters take half the bytes of float32 ones: got {b16} and {b32}"
+    assert 2 * b16 == b32 and b16_loss == b16, \
+        f"float16 parameters take half the bytes of float32 ones: got {b16} and {b16_loss} for {b32}"
     assert b64 == 2 * b32, f"float64 parameters take twice the bytes of float32 ones: got {b64} and {b32}"
 
 
 @task("experiment_precision", weight=1)
 def test_mixed_run_scales(student):
-    """the mixed float16 run records one scale per update and starts by backing off from 2^16"""
+    """both mixed runs record one scale per update; with a float16 loss the first step (at 2^16) is skipped"""
     results = _precision(student)
-    mixed = results["mixed float16"]
-    scales = np.asarray(mixed["scales"], dtype=float)
-    assert scales.shape == np.asarray(mixed["losses"]).shape, \
-        "mixed float16: record the scale after every update (as many scales as losses)"
-    assert np.all(np.isfinite(scales) & (scales > 0)), "mixed float16: the scales must be positive numbers"
-    assert scales[0] < 2.0 ** 16, ("mixed float16: a loss of about 2.3 times 2^16 overflows float16, so the first "
-                                   "step must be skipped and the scale backed off below 2^16")
-    skipped = mixed["skipped_steps"]
-    assert all(isinstance(s, int) and s >= 1 for s in skipped), (
-        f"mixed float16: every seed's run starts with an overflowing step, so skipped_steps >= 1; got {skipped}")
+    for name in MIXED:
+        run = results[name]
+        scales = np.asarray(run["scales"], dtype=float)
+        assert scales.shape == np.asarray(run["losses"]).shape, \
+            f"{name}: record the scale after every update (as many scales as losses)"
+        assert np.all(np.isfinite(scales) & (scales > 0)), f"{name}: the scales must be positive numbers"
+    run = results["float16 loss"]
+    assert np.asarray(run["scales"], dtype=float)[0] < 2.0 ** 16, (
+        "float16 loss: the seed of the backward pass is S = 2^16, which is inf in float16, so the first step must "
+        "be skipped and the scale backed off below 2^16")
+    assert all(isinstance(k, int) and k >= 1 for k in run["skipped_steps"]), (
+        f"float16 loss: every seed's run starts with a step at S = 2^16 that must be skipped, so skipped_steps >= 1; "
+        f"got {run['skipped_steps']}")
+
+
+@task("experiment_precision", weight=2)
+def test_a_float16_loss_never_steps_at_2_to_16_and_the_recipe_does(student):
+    """with the loss in float16 no step is taken at S >= 2^16 (the seed S is inf); with the recipe's float32 loss steps are"""
+    results, stress = _precision(student), _stress(student)
+    init = float(_variable(student, "MIXED_INIT_SCALE"))
+    for what, scales, start in (("main run", results["float16 loss"]["scales"], init),
+                                ("stress test", stress["float16 loss"]["scales"], stress["float16 loss"]["init_scale"])):
+        taken, _ = _steps_at_or_above(scales, start)
+        assert taken == 0, (f"float16 loss, {what}: {taken} step(s) were taken at a scale >= 2^16; with the loss in "
+                            f"float16 the seed S = 2^16 is inf and every such step must be skipped")
+    taken, _ = _steps_at_or_above(results["mixed float16"]["scales"], init)
+    assert taken >= 1, ("mixed float16 (the recipe): no step was taken at a scale >= 2^16, as if the seed were a float16 "
+                        "number; the recipe computes the loss in float32, from ops.cast(model(x), 'float32')")
 
 
 @task("experiment_precision", weight=2)
 def test_stress_test_backs_off_and_grows(student):
-    """stress test from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
-    s = _stress(student)
+    """stress tests from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
     updates = _variable(student, "STRESS_UPDATES")
-    assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
-        "stress_results should record init_scale 2**24 and growth_interval 10"
-    scales = np.asarray(s["scales"], dtype=float)
-    assert scales.shape == (updates,), f"stress_results['scales']: one scale per update ({updates}), got {scales.shape}"
-    assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
-        "a 2^24 scale overflows float16 at once: at least one step must be skipped"
-    assert scales[0] < 2.0 ** 24, "after the first (overflowing) step the scale must be below 2^24"
-    drops = np.flatnonzero(np.diff(np.concatenate([[2.0 ** 24], scales])) < 0)
-    rises = np.flatnonzero(np.diff(scales) > 0)
-    assert len(rises) and rises.max() + 1 > drops.min(), \
-        "after backing off, the scale must grow again once growth_interval finite steps have passed"
-    losses = np.asarray(s["losses"], dtype=float)
-    assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
-        "stress_results['losses']: one finite loss per update"
+    for name, s in _stress(student).items():
+        assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
+            f"stress_results[{name!r}] should record init_scale 2**24 and growth_interval 10"
+        scales = np.asarray(s["scales"], dtype=float)
+        assert scales.shape == (updates,), \
+            f"stress_results[{name!r}]['scales']: one scale per update ({updates}), got {scales.shape}"
+        assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
+            f"stress test, {name}: a 2^24 scale overflows float16 at once: at least one step must be skipped"
+        assert scales[0] < 2.0 ** 24, f"stress test, {name}: after the first (overflowing) step the scale must be below 2^24"
+        drops = np.flatnonzero(np.diff(np.concatenate([[2.0 ** 24], scales])) < 0)
+        rises = np.flatnonzero(np.diff(scales) > 0)
+        assert len(rises) and rises.max() + 1 > drops.min(), \
+            f"stress test, {name}: after backing off, the scale must grow again once growth_interval finite steps have passed"
+        losses = np.asarray(s["losses"], dtype=float)
+        assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
+            f"stress_results[{name!r}]['losses']: one finite loss per update"
 
 
 @task("experiment_precision", weight=1)
 def test_stress_test_counts_its_skipped_steps(student):
-    """the stress test's skipped_steps is the number of times its scale backed off"""
-    s = _stress(student)
-    scales = np.asarray(s["scales"], dtype=float)
-    drops = int(np.sum(np.diff(np.concatenate([[float(s["init_scale"])], scales])) < 0))
-    assert s["skipped_steps"] == drops, (
-        f"stress_results['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times")
+    """each stress test's skipped_steps is the number of times its scale backed off"""
+    for name, s in _stress(student).items():
+        scales = np.asarray(s["scales"], dtype=float)
+        drops = int(np.sum(np.diff(np.concatenate([[float(s["init_scale"])], scales])) < 0))
+        assert s["skipped_steps"] == drops, (
+            f"stress_results[{name!r}]['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times")
 
 
 @task("experiment_precision", weight=1)
@@ -343,10 +374,11 @@ def test_precisions_learn_alike(student):
     assert l64.shape == l32.shape and np.allclose(l64, l32, rtol=1e-2, atol=1e-3), (
         "float64 and float32 train the same model from the same seed on the same batches: their losses should "
         "agree to well within 1%")
-    a16 = np.mean(results["mixed float16"]["test_accuracy"])
     a32 = np.mean(results["float32"]["test_accuracy"])
-    assert abs(a16 - a32) < 0.15, (f"mixed float16's mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
-                                   f"is loss scaling skipping or corrupting updates?")
+    for name in MIXED:
+        a16 = np.mean(results[name]["test_accuracy"])
+        assert abs(a16 - a32) < 0.15, (f"{name}: mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
+                                       f"is loss scaling skipping or corrupting updates?")
 
 
 # ---------------------------------------------------------------------------------------- loss_scaler
@@ -378,28 +410,28 @@ def _assert_replays(scales, init_scale, growth_interval, what):
 # they grade that task: loss_scaler's own points come from driving the scaler directly.
 @task("experiment_precision", weight=2)
 def test_stress_scales_follow_the_rules(student):
-    """the stress test's scale sequence (your update) follows the back-off / growth rules"""
-    s = _stress(student)
-    scales = np.asarray(s["scales"], dtype=float)
-    assert scales.ndim == 1 and scales.size > 0, "stress_results['scales'] is empty"
-    skipped = _assert_replays(scales, 2.0 ** 24, 10, "stress test (init 2^24, growth_interval 10)")
-    assert s["skipped_steps"] == skipped, (
-        f"stress test: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
+    """the stress tests' scale sequences (your update) follow the back-off / growth rules"""
+    for name, s in _stress(student).items():
+        scales = np.asarray(s["scales"], dtype=float)
+        assert scales.ndim == 1 and scales.size > 0, f"stress_results[{name!r}]['scales'] is empty"
+        skipped = _assert_replays(scales, 2.0 ** 24, 10, f"stress test, {name} (init 2^24, growth_interval 10)")
+        assert s["skipped_steps"] == skipped, (
+            f"stress test, {name}: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
 
 
 @task("experiment_precision", weight=1)
 def test_mixed_run_scales_follow_the_rules(student):
-    """the mixed float16 run's scale sequence (your update) follows the back-off / growth rules"""
+    """the mixed runs' scale sequences (your update) follow the back-off / growth rules"""
     results = _precision(student)
-    mixed = results["mixed float16"]
-    scales = np.asarray(mixed["scales"], dtype=float)
-    assert scales.ndim == 1 and scales.size > 0, "precision_results['mixed float16']['scales'] is empty"
     init, growth = _variable(student, "MIXED_INIT_SCALE"), _variable(student, "MIXED_GROWTH")
-    skipped = _assert_replays(scales, float(init), int(growth),
-                              f"mixed float16 run, first seed (init {init:g}, growth_interval {growth})")
-    assert mixed["skipped_steps"][0] == skipped, (
-        f"mixed float16, first seed: skipped_steps is {mixed['skipped_steps'][0]}, but the scale backed off "
-        f"{skipped} times")
+    for name in MIXED:
+        run = results[name]
+        scales = np.asarray(run["scales"], dtype=float)
+        assert scales.ndim == 1 and scales.size > 0, f"precision_results[{name!r}]['scales'] is empty"
+        skipped = _assert_replays(scales, float(init), int(growth),
+                                  f"{name} run, first seed (init {init:g}, growth_interval {growth})")
+        assert run["skipped_steps"][0] == skipped, (
+            f"{name}, first seed: skipped_steps is {run['skipped_steps'][0]}, but the scale backed off {skipped} times")
 
 
 def _float16(values):
@@ -408,8 +440,14 @@ def _float16(values):
 
 
 def _run_scaler(student, settings, steps):
+    """The student's LossScaler driven through ``steps``: one record per step."""
+    return _run_scaler_columns(student, settings, steps)[0]
+
+
+def _run_scaler_columns(student, settings, steps):
+    """(records, the same run as columns {"scale", "good", "skipped", "finite"})."""
     steps = [[np.asarray(g) for g in step] for step in steps]
-    return student.request("loss_scaler_run", settings, steps)
+    return student.loss_scaler_run(settings, steps)
 
 
 def _reference_run(settings, flags):
@@ -419,6 +457,24 @@ def _reference_run(settings, flags):
         scaler.update(finite)
         out.append((scaler.scale_value, scaler.good_steps, scaler.skipped_steps))
     return out
+
+
+def _expect_run(columns, settings, flags, what, rtol, atol=0.0):
+    """(scale_value, good_steps, skipped_steps) after every step against the reference scaler's,
+    compared column by column (each comparison is evidence for naming the mistake); a mismatch is
+    reported at the first step where any of the three differs."""
+    reference = _reference_run(settings, flags)
+    for i, key in enumerate(("scale", "good", "skipped")):
+        try:
+            expect_close(columns[key], np.array([r[i] for r in reference], dtype=float), what,
+                         rtol=rtol if key == "scale" else 0, atol=atol if key == "scale" else 0)
+        except AssertionError:
+            got = [(float(s), int(g), int(k)) for s, g, k in zip(columns["scale"], columns["good"], columns["skipped"])]
+            step = next(j for j, (mine, ref) in enumerate(zip(got, reference))
+                        if not (np.isclose(mine[0], ref[0], rtol=rtol, atol=atol) and mine[1:] == ref[1:]))
+            raise AssertionError(f"{what}, step {step + 1} ({'finite' if flags[step] else 'overflow'}): "
+                                 f"(scale_value, good_steps, skipped_steps) = {got[step]}, expected "
+                                 f"{reference[step]}") from None
 
 
 @task("loss_scaler", weight=1)
@@ -468,24 +524,25 @@ def test_update_follows_a_long_sequence(student, rng):
     flags = [True] * 7 + [False, False] + [True] * 4 + [False] + [True] * 9 + list(rng.random(15) < 0.75)
     settings = {"init_scale": 64.0, "growth_interval": 3}
     steps = [[np.array([1.0, -2.0], np.float16) if f else np.array([np.inf], np.float16)] for f in flags]
-    records = _run_scaler(student, settings, steps)
-    for i, (record, (scale, good, skipped)) in enumerate(zip(records, _reference_run(settings, flags)), start=1):
-        got = (record["scale"], record["good"], record["skipped"])
-        assert got == (scale, good, skipped), (
-            f"LossScaler(init_scale=64, growth_interval=3), step {i} ({'finite' if flags[i - 1] else 'overflow'}): "
-            f"(scale_value, good_steps, skipped_steps) = {got}, expected {(scale, good, skipped)}")
+    _, columns = _run_scaler_columns(student, settings, steps)
+    _expect_run(columns, settings, flags, "LossScaler(init_scale=64, growth_interval=3)", rtol=0)
 
 
-@task("loss_scaler", weight=1)
-def test_update_custom_factors_and_floor(student):
+# Two settings (weight 1/2 each), so that a mistake only a floor or custom factors reveal is seen twice.
+CUSTOM_SCALERS = [
+    ({"init_scale": 100.0, "growth_factor": 3.0, "backoff_factor": 0.1, "growth_interval": 2, "min_scale": 0.5},
+     [True, True, True, False, False, False, False, True, True, True, True],
+     "LossScaler(init 100, growth x3, back-off x0.1, growth_interval 2, min_scale 0.5)"),
+    ({"init_scale": 24.0, "growth_factor": 1.5, "backoff_factor": 0.25, "growth_interval": 3, "min_scale": 2.0},
+     [False, False, True, True, True, False, True, True, True, True, False, False, True],
+     "LossScaler(init 24, growth x1.5, back-off x0.25, growth_interval 3, min_scale 2)"),
+]
+
+
+@pytest.mark.parametrize("settings,flags,what", [pytest.param(*c, id=f"settings{i}", marks=task("loss_scaler", weight=0.5))
+                                                 for i, c in enumerate(CUSTOM_SCALERS)])
+def test_update_custom_factors_and_floor(student, settings, flags, what):
     """update: custom growth and back-off factors, and the scale never falls below min_scale"""
-    settings = {"init_scale": 100.0, "growth_factor": 3.0, "backoff_factor": 0.1, "growth_interval": 2,
-                "min_scale": 0.5}
-    flags = [True, True, True, False, False, False, False, True, True, True, True]
     steps = [[np.array([0.5], np.float16) if f else np.array([np.nan], np.float16)] for f in flags]
-    records = _run_scaler(student, settings, steps)
-    for i, (record, (scale, good, skipped)) in enumerate(zip(records, _reference_run(settings, flags)), start=1):
-        got = (record["scale"], record["good"], record["skipped"])
-        assert np.isclose(got[0], scale, rtol=1e-12) and got[1:] == (good, skipped), (
-            f"LossScaler(init 100, growth x3, back-off x0.1, growth_interval 2, min_scale 0.5), step {i}: "
-            f"(scale_value, good_steps, skipped_steps) = {got}, expected {(scale, good, skipped)}")
+    _, columns = _run_scaler_columns(student, settings, steps)
+    _expect_run(columns, settings, flags, what, rtol=1e-12, atol=1e-8)

@@ -16,15 +16,11 @@ from ..autograd import Tensor, TensorOp
 from ..nd import NDArray, _normalize_axes
 
 
-def _as_axes(axes) -> tuple:
-    return (axes,) if isinstance(axes, int) else tuple(axes)
-
-
 class Flip(TensorOp):
-    """Reverse the order of elements along ``axes``."""
+    """Reverse the order of elements along ``axes`` (an int or a tuple, normalised in compute)."""
 
     def __init__(self, axes):
-        self.axes = _as_axes(axes)
+        self.axes = axes
 
     def compute(self, a: NDArray) -> NDArray:
         ### BEGIN SOLUTION op_flip
@@ -51,7 +47,7 @@ class Dilate(TensorOp):
 
     def __init__(self, axes, dilation: int):
         _check_dilation(dilation)
-        self.axes = _as_axes(axes)
+        self.axes = axes
         self.dilation = int(dilation)
 
     def compute(self, a: NDArray) -> NDArray:
@@ -80,7 +76,7 @@ class UnDilate(TensorOp):
 
     def __init__(self, axes, dilation: int):
         _check_dilation(dilation)
-        self.axes = _as_axes(axes)
+        self.axes = axes
         self.dilation = int(dilation)
 
     def compute(self, a: NDArray) -> NDArray:

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import nd
 from ..autograd import Tensor, TensorOp, TensorTuple, TensorTupleOp, make_tuple
 from ..nd import NDArray, _normalize_axes, batch_shape
-
-
-def _axes_tuple(axes, ndim: int) -> tuple[int, ...]:
-    """``axes`` (None, an int or a tuple; negatives allowed) as sorted non-negative ints."""
-    return tuple(sorted(_normalize_axes(axes, ndim)))
+from .elementwise import exp
 
 
 class Reshape(TensorOp):
@@ -79,13 +76,13 @@ class Summation(TensorOp):
 
     def compute(self, a: NDArray) -> NDArray:
         ### BEGIN SOLUTION forward_summation
-        return a.sum(axis=_axes_tuple(self.axes, a.ndim))
+        return a.sum(axis=_normalize_axes(self.axes, a.ndim))
         ### END SOLUTION forward_summation
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         ### BEGIN SOLUTION backward_summation
         in_shape = node.inputs[0].shape
-        axes = _axes_tuple(self.axes, len(in_shape))
+        axes = _normalize_axes(self.axes, len(in_shape))
         kept = tuple(1 if i in axes else n for i, n in enumerate(in_shape))
         return broadcast_to(reshape(out_grad, kept), in_shape)
         ### END SOLUTION backward_summation
@@ -104,7 +101,10 @@ class Transpose(TensorOp):
     def _permutation(self, ndim: int) -> tuple[int, ...]:
         if ndim < 2:
             raise ValueError(f"transpose needs at least 2 dimensions, got {ndim}")
-        i, j = self.axes if self.axes is not None else (-2, -1)
+        swapped = _normalize_axes((-2, -1) if self.axes is None else self.axes, ndim)
+        if len(swapped) != 2:
+            raise ValueError(f"transpose swaps two axes, got axes={self.axes!r}")
+        i, j = swapped
         order = list(range(ndim))
         order[i], order[j] = order[j], order[i]
         return tuple(order)
@@ -158,7 +158,7 @@ class LogSumExp(TensorOp):
         self.axes = axes
 
     def compute(self, a: NDArray) -> NDArray:
-        axes = _axes_tuple(self.axes, a.ndim)
+        axes = _normalize_axes(self.axes, a.ndim)
         # An infinite maximum would make a - peak = inf - inf = NaN; shifting by 0 instead
         # lets exp/log produce the right +-inf.
         peak = a.max(axis=axes, keepdims=True).replace_nonfinite(0.0)
@@ -168,7 +168,7 @@ class LogSumExp(TensorOp):
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         a = node.inputs[0]
-        axes = _axes_tuple(self.axes, len(a.shape))
+        axes = _normalize_axes(self.axes, len(a.shape))
         kept = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
         softmax = exp(a - broadcast_to(reshape(node, kept), a.shape))
         return broadcast_to(reshape(out_grad, kept), a.shape) * softmax
@@ -192,7 +192,6 @@ class Stack(TensorOp):
         n = len(arrays)
         axis = self.axis % (first.ndim + 1)
         out_shape = first.shape[:axis] + (n,) + first.shape[axis:]
-        from .. import nd
         out = nd.empty(out_shape, dtype=first.dtype, device=first.device)
         for i, array in enumerate(arrays):
             index = tuple([slice(None)] * axis + [slice(i, i + 1)])
@@ -228,6 +227,3 @@ class Split(TensorTupleOp):
 
 def split(a: Tensor, axis: int) -> TensorTuple:
     return Split(axis)(a)
-
-
-from .elementwise import exp  # noqa: E402  (logsumexp's gradient; after the classes to avoid a cycle)

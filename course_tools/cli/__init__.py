@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("assignment")
     sub.add_argument("--due", default=None, help="due date, e.g. '2026-12-01 23:59 UTC' (late work loses 10%% "
                                                  "per started day; see nbgrader_config.py)")
+    sub.add_argument("--force", action="store_true",
+                     help="release even though an earlier assignment still accepts late work that earns points "
+                          "(this release contains that assignment's reference solution)")
 
     sub = command("collect", "collect submissions from the exchange into submitted/")
     sub.add_argument("assignment")
@@ -91,6 +94,17 @@ def _parser() -> argparse.ArgumentParser:
 
     sub = command("status", "who submitted, who is graded, what needs manual grading")
     sub.add_argument("assignment", nargs="?", default=None, help="one assignment in detail (default: an overview)")
+
+    sub = command("report", "what a graded assignment says: per task and hidden check, the class's common "
+                            "mistakes, miscalibrated checks, manual grading left, late work, grading errors "
+                            "(terminal summary and an HTML page next to the gradebook)")
+    sub.add_argument("assignment")
+    sub.add_argument("--csv", type=Path, default=None, metavar="FILE", help="also write the raw per-check table")
+
+    sub = command("similarity", "rank pairs of submissions by how alike their solution code is (names, "
+                                "comments and order of helpers normalised; given code ignored)")
+    sub.add_argument("assignment")
+    sub.add_argument("--top", type=int, default=10, help="pairs to list (default 10)")
 
     # The student commands, as the student install's `course` has them (course_student/cli.py).
     student_cli.add_commands(commands, EPILOG)
@@ -134,7 +148,7 @@ def _run(args) -> int:
         return run_demo(args.dir, args.assignment)
     course = find_course(args.course)
     if name == "release":
-        return instructor.release(course, args.assignment, args.due)
+        return instructor.release(course, args.assignment, args.due, args.force)
     if name == "collect":
         return instructor.collect(course, args.assignment)
     if name == "grade":
@@ -148,6 +162,16 @@ def _run(args) -> int:
         return instructor.export(course, args.to, args.exporter)
     if name == "status":
         return instructor.status(course, args.assignment)
+    if name == "report":
+        from . import report
+
+        report.report(course, args.assignment, args.csv)
+        return 0
+    if name == "similarity":
+        from . import report
+
+        report.similar(course, args.assignment, args.top)
+        return 0
     raise AssertionError(name)
 
 

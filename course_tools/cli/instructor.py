@@ -10,6 +10,7 @@ import csv
 import datetime
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -21,6 +22,9 @@ from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
 from .table import format_table, points
+
+
+BLANK_RELEASE = "(the blank release)"
 
 
 def _say(text: str = "") -> None:
@@ -85,9 +89,68 @@ def parse_due(text: str) -> datetime.datetime:
         raise CourseError(f"cannot read the due date {text!r} ({err}); write it like '2026-12-01 23:59 UTC'") from None
 
 
-def release(course: Course, assignment: str, due: str | None) -> int:
+# Releasing assignment k hands its students the reference code of every earlier assignment (so
+# one wrong answer never cascades): while an earlier assignment still accepts late work that
+# earns points, that release reveals its solution to whoever has not submitted yet.
+def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.datetime | None:
+    """The last moment late work on an assignment due at ``due`` can earn points under this course's
+    late policy; None when there is no such moment (no due date, or a policy that never zeroes)."""
+    if due is None:
+        return None
+    plugin = str(course._setting("AssignLatePenalties", "plugin_class", ""))
+    if plugin.endswith("PercentPerDay"):
+        from ..late_penalty import PercentPerDay, late_window_end as policy_end
+
+        defaults = PercentPerDay()
+        return policy_end(due, float(course._setting("PercentPerDay", "percent_per_day", defaults.percent_per_day)),
+                          float(course._setting("PercentPerDay", "max_percent", defaults.max_percent)))
+    if course._setting("LateSubmissionPlugin", "penalty_method", "none") == "zero":
+        return due  # any lateness scores zero
+    return None     # nbgrader's default: late work keeps its points
+
+
+def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
+    """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
+    and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
+    from course_lib.tasks import ASSIGNMENTS
+
+    order = list(ASSIGNMENTS)
+    earlier = order[:order.index(assignment)]
+    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    try:
+        with course.gradebook() as gradebook:
+            known = {a.name: a.duedate for a in gradebook.assignments}
+    except CourseError:  # no gradebook yet: nothing was released
+        return []
+    lines = []
+    for name in earlier:
+        if name not in known:
+            continue
+        due = known[name]
+        end = late_window_end(course, due)
+        if due is None:
+            lines.append(f"{name} has no due date, so its students may still submit: the release of {assignment} "
+                         f"contains the reference solution of {name}")
+        elif end is None:
+            lines.append(f"{name} (due {due:%Y-%m-%d %H:%M} UTC) accepts late work that earns points at any time "
+                         f"under the late policy: the release of {assignment} contains its reference solution")
+        elif end > now:
+            lines.append(f"{name}'s late window is open until {end:%Y-%m-%d %H:%M} UTC (due {due:%Y-%m-%d %H:%M} "
+                         f"plus the late policy's maximum): the release of {assignment} contains the reference "
+                         f"solution of {name}")
+    return lines
+
+
+def release(course: Course, assignment: str, due: str | None, force: bool = False) -> int:
     check_assignment(assignment)
     ensure_exchange(course.exchange)
+    reveals = open_late_windows(course, assignment)
+    for line in reveals:
+        _say(f"warning: {line}")
+    if reveals and not force:
+        raise CourseError(f"not releasing {assignment}: it would reveal the solution of an assignment that still "
+                          f"accepts late work (see the warning above). Release it later, or now with "
+                          f"`course release {assignment} --force`")
     _say(f"registering {assignment} in the gradebook ...")
     _register(course, assignment)
     if due is not None:
@@ -174,16 +237,24 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
             for student in collected for name in notebooks
             if (course.folder("submitted") / student / assignment / name).exists()]
+    # The blank release too (once; untouched submissions share its result): `course report` flags
+    # a hidden check that a blank release passes.
+    jobs += [Job(BLANK_RELEASE, assignment, release_notebook(assignment).parent / name) for name in notebooks]
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
     _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
+    started = time.perf_counter()
     try:
         fanout = grade_jobs(jobs, store, workers=workers, scheduler=scheduler, timeout=timeout, progress=progress)
     except RuntimeError as err:  # no Dask, or its scheduler cannot be reached
         raise CourseError(str(err)) from None
     grading_errors: dict[str, str] = {}
     for job, why in fanout.failed:
-        grading_errors.setdefault(job.student, f"{job.notebook.name}: {why}")
+        if job.student != BLANK_RELEASE:
+            grading_errors.setdefault(job.student, f"{job.notebook.name}: {why}")
+    store.set_grading_errors(assignment, grading_errors, [s for s in collected if s not in grading_errors])
 
+    suites_seconds = time.perf_counter() - started
+    started = time.perf_counter()
     api = course.api()
     problems = {}
     to_autograde = [student for student in collected if student not in grading_errors]
@@ -191,9 +262,11 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
         outcome = api.autograde(assignment, student, force=True, create=True)
         if not outcome.get("success"):
             problems[student] = _api_problem(outcome)
+    gradebook_seconds = time.perf_counter() - started
     _say(grade_table(course, assignment, to_autograde, problems))
     _say(f"\n{fanout.graded} notebook(s) graded now, {fanout.reused} reused from earlier gradings "
-         f"(same code, same hidden suites). Next: course feedback {assignment}")
+         f"(same code, same hidden suites): hidden suites {suites_seconds:.1f} s, gradebook "
+         f"{gradebook_seconds:.1f} s. Next: course feedback {assignment}")
     if unsandboxed:
         _say("WARNING: graded --unsandboxed: the submissions' code ran without bubblewrap, able to read every "
              "world-readable file of this machine; only resource limits and a cgroup contained it.")
@@ -326,15 +399,36 @@ def status(course: Course, assignment: str | None) -> int:
         graded = [r for r in grade_rows(course, name, collected) if r["score"] is not None]
         finals = [r["final"] for r in graded]
         released = (course.exchange / course.course_id / "outbound" / name).is_dir()
+        end = late_window_end(course, due)
         rows.append([name, "yes" if released else "no", f"{due:%Y-%m-%d %H:%M}" if due else "-",
+                     f"{end:%Y-%m-%d %H:%M}" if end else ("-" if due is None else "no end"),
                      len(_uncollected(course, name, set(collected))), len(collected), len(graded),
                      sum(r["manual"] for r in graded),
                      f"{sum(finals) / len(finals):.1f}" if finals else "-"])
-    _say(format_table(["assignment", "released", "due (UTC)", "waiting", "collected", "graded", "manual",
-                       "mean"], rows, right={3, 4, 5, 6, 7}))
+    _say(format_table(["assignment", "released", "due (UTC)", "late work until", "waiting", "collected", "graded",
+                       "manual", "mean"], rows, right={4, 5, 6, 7, 8}))
     _say(f"\n{len(students)} student(s) in the gradebook. 'waiting': submitted but not collected "
-         f"(course collect <id>); 'manual': written answers to grade in formgrader.")
+         f"(course collect <id>); 'manual': written answers to grade in formgrader; 'late work until': the "
+         f"last moment a late submission earns points.")
+    _say_release_order(course, known)
     return 0
+
+
+def _say_release_order(course: Course, known: dict) -> None:
+    """Releases that have revealed, or would reveal, the solution of an assignment still open to late work."""
+    from course_lib.tasks import ASSIGNMENTS
+
+    order = list(ASSIGNMENTS)
+    for name in order[1:]:
+        released = (course.exchange / course.course_id / "outbound" / name).is_dir()
+        if name in known and released:
+            for line in open_late_windows(course, name):
+                _say(f"revealed: {name} is released and {line}")
+    later = [name for name in order if name not in known and order.index(name) > 0]
+    if later:
+        following = later[0]
+        for line in open_late_windows(course, following):
+            _say(f"next release: {line}; `course release {following}` asks for --force until then")
 
 
 def _status_of(course: Course, assignment: str, due) -> int:

@@ -11,14 +11,14 @@ a key and are graded once.
 """
 from __future__ import annotations
 
-import concurrent.futures
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from .results import ResultStore, bundle_fingerprint, key_of_file
-from .runner import grade_file, grade_text
+from .pool import grade_many
+from .runner import grade_text
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
             report.unreadable += 1
         elif store.get(job.assignment, key) is not None:
             report.reused += 1
+            store.remember(job.assignment, job.student, key)
         else:
             todo.setdefault(key, []).append(job)
     if not todo:
@@ -66,6 +67,8 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
             if problem is None:
                 store.put(job.assignment, key, result)
                 report.graded += 1
+                for same in todo[key]:
+                    store.remember(same.assignment, same.student, key)
             else:
                 report.failed += [(same, problem) for same in todo[key]]
     finally:
@@ -74,13 +77,10 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
 
 
 def _locally(todo: dict[str, list[Job]], workers: int, timeout: int | None):
-    # Threads suffice: each grading is a subprocess (plus its sandboxed worker); threads only wait.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(grade_file, jobs[0].assignment, jobs[0].notebook, timeout): (key, jobs[0])
-                   for key, jobs in todo.items()}
-        for future in concurrent.futures.as_completed(futures):
-            key, job = futures[future]
-            yield key, job, future.result(), None
+    # Each notebook in a fresh process forked from a warm fork server (pool.py).
+    jobs = [((key, group[0]), group[0].assignment, group[0].notebook) for key, group in todo.items()]
+    for (key, job), result in grade_many(jobs, workers, timeout):
+        yield key, job, result, None
 
 
 def _on_dask(todo: dict[str, list[Job]], scheduler: str, timeout: int | None):

@@ -42,7 +42,7 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
         assignment, notebook, student = info.get("assignment"), info.get("notebook"), info.get("student")
-        result = self._grade(nb, assignment, notebook)
+        result = self._grade(nb, assignment, notebook, student)
         if result.get("grading_error"):
             self._forget_new_submission(info.get("db_url"), assignment, student)
             raise GradingFailed(f"grading error for {student}/{assignment}/{notebook}: {result['grading_error']}")
@@ -60,11 +60,13 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         # (a submitted folder may hold anything, a planted nbgrader_config.py included).
         return Path(CourseDirectory(config=self.config).root).resolve()
 
-    def _grade(self, nb, assignment, notebook) -> dict:
+    def _grade(self, nb, assignment, notebook, student) -> dict:
         store = ResultStore(self._course_root())
         key = grading_key(assignment, nb)
         stored = store.get(assignment, key)
         if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
+            if student:
+                store.remember(assignment, student, key)
             return stored
         if self.unsandboxed:
             os.environ["COURSE_GRADER_UNSANDBOXED"] = "1"
@@ -74,6 +76,8 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             result = grade_file(assignment, path, self.timeout or None)
         if not result.get("grading_error"):
             store.put(assignment, key, result)
+            if student:
+                store.remember(assignment, student, key)
         return result
 
     def _forget_new_submission(self, db_url, assignment, student) -> None:
@@ -104,6 +108,9 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         if result.get("cell_errors"):
             text += "Cells that raised while your notebook ran:\n" + "".join(
                 f"  {e}\n" for e in result["cell_errors"][:10])
+        if result.get("not_run"):
+            text += ("Not run for grading (they only demonstrate, nothing graded depends on them): "
+                     + ", ".join(result["not_run"]) + "\n")
         outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
         if graded["score"] <= 0:
             outputs.append(nbformat.v4.new_output("error", ename="HiddenChecksFailed",

@@ -14,6 +14,11 @@ suites: change a test, the reference library or the grader, and every key change
 whose key is not in the store is graded on the spot, as before.
 
     <course>/.hidden_suite_results/<assignment>/<key>.json
+    <course>/.hidden_suite_results/<assignment>/grading-errors.json   (student -> why; not scores)
+    <course>/.hidden_suite_results/<assignment>/students/<student>      (the key last graded for them)
+
+The last file lets `course report` find the result a student was graded with even after the
+bundle changed (a changed bundle changes every key, so the current key would find nothing).
 """
 from __future__ import annotations
 
@@ -63,6 +68,11 @@ def key_of_file(assignment: str, notebook: Path, release_path: Path | None = Non
         return None
 
 
+def _safe(name: str) -> str:
+    """A student id as a file name (nbgrader ids are already plain; this only guards the path)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).lstrip(".") or "_"
+
+
 class ResultStore:
     """Results on disk, one JSON file per key; writes are atomic (rename), so parallel graders
     and a reader never see half a file."""
@@ -89,6 +99,46 @@ class ResultStore:
         with os.fdopen(handle, "w") as out:
             json.dump(result, out)
         os.replace(scratch, path)
+
+    # Grading errors are kept apart from results: a record for the instructor (course report),
+    # never something HiddenSuiteGrader could mistake for a result.
+    def errors_path(self, assignment: str) -> Path:
+        return self.folder / assignment / "grading-errors.json"
+
+    def grading_errors(self, assignment: str) -> dict[str, dict]:
+        try:
+            return json.loads(self.errors_path(assignment).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def set_grading_errors(self, assignment: str, errors: dict[str, str], graded: list[str]) -> None:
+        """Record this run's grading errors and forget those of students graded now."""
+        import datetime
+
+        known = {s: e for s, e in self.grading_errors(assignment).items() if s not in graded}
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        known.update({student: {"error": why, "when": now} for student, why in errors.items()})
+        path = self.errors_path(assignment)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, scratch = tempfile.mkstemp(dir=path.parent, prefix=".writing-")
+        with os.fdopen(handle, "w") as out:
+            json.dump(known, out, indent=1)
+        os.replace(scratch, path)
+
+    def remember(self, assignment: str, student: str, key: str) -> None:
+        """Note that ``student`` was graded with the result filed under ``key``."""
+        folder = self.folder / assignment / "students"
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, scratch = tempfile.mkstemp(dir=folder, prefix=".writing-")
+        with os.fdopen(handle, "w") as out:
+            out.write(key)
+        os.replace(scratch, folder / _safe(student))
+
+    def key_of_student(self, assignment: str, student: str) -> str | None:
+        try:
+            return (self.folder / assignment / "students" / _safe(student)).read_text().strip() or None
+        except OSError:
+            return None
 
     def clear(self, assignment: str) -> int:
         """Forget every stored result of ``assignment``; returns how many there were."""

@@ -29,9 +29,11 @@ import numpy as np
 from course_lib import tasks
 
 from .. import build
+from ..demonstrations import is_demonstration
 from . import sandbox, views
 from .cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
+from .diagnosis import Call, Diagnoser
 from .worker.protocol import GraderFunction, StridedView, ValueRefused
 
 MAX_STARTS = 3
@@ -68,17 +70,19 @@ def _meta(cell) -> dict:
 
 
 def program_cells(submitted: nbformat.NotebookNode, release: nbformat.NotebookNode) -> list[dict]:
-    """The code the worker runs: the submission's code cells in order, with test cells left out
-    and locked cells replaced by the release's own text (a student cannot retype them)."""
+    """The code the worker runs: the submission's code cells in order, with test cells left out,
+    the release's demonstration cells left out (demonstrations.py) and locked cells replaced by
+    the release's own text (a student cannot retype them)."""
     canonical = {_meta(c)["grade_id"]: c for c in release.cells if _meta(c).get("grade_id")}
     tests = {gid for gid, c in canonical.items() if _meta(c).get("grade") and not _meta(c).get("solution")}
+    shows = {gid for gid, c in canonical.items() if is_demonstration(c)}
     cells = []
     for cell in submitted.cells:
         if cell.get("cell_type") != "code":
             continue
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
-        if grade_id in tests or (meta.get("grade") and not meta.get("solution")):
+        if grade_id in tests or grade_id in shows or (meta.get("grade") and not meta.get("solution")):
             continue
         if grade_id in canonical and _meta(canonical[grade_id]).get("locked"):
             cells.append({"grade_id": grade_id, "source": canonical[grade_id].source})
@@ -122,7 +126,10 @@ class StudentSession:
         self.out_of_time: list[str] = []
         self.view_problems: list[str] = []
         self.rotation = views.Rotation()
+        self.timing = {"start": 0.0, "cells": 0.0}  # seconds: sandbox and imports; the notebook's cells
         self.memo: dict = {}  # for hidden suites: results one request gives several checks
+        self.diagnoser = Diagnoser(assignment)
+        self._provenance: dict[int, tuple] = {}  # id(array) -> (array, Call, path): which call gave a value
         # Set by a hidden suite: task -> substitutes every request of that task's checks gets
         # (reference pieces of the notebook's other tasks, see reference.py).
         self.lend = None
@@ -209,6 +216,7 @@ class StudentSession:
             os.close(request_read)
             os.close(response_write)
         self.channel = Channel(response_read, request_write)
+        began = time.monotonic()
         # Until "ready", only the grader's own code has run: any failure is ours, not the student's.
         try:
             ready = self.channel.receive(time.monotonic() + READY_TIMEOUT_S)
@@ -220,6 +228,8 @@ class StudentSession:
             self.broken = f"the sandboxed grading worker did not start ({err}): {why or 'no message'}"
             raise GradingError(self.broken) from None
         self.process.stderr.close()
+        self.timing["start"] += time.monotonic() - began
+        began = time.monotonic()
         cut_short = budget < self.load_timeout
         deadline = time.monotonic() + min(self.load_timeout, budget)
         try:
@@ -233,6 +243,7 @@ class StudentSession:
             self.fatal = "the notebook's code wrote into the grader's channel while its cells ran"
             raise StudentError(self.fatal)
         self.load_report = [c for c in loaded["cells"] if isinstance(c, dict)]
+        self.timing["cells"] += time.monotonic() - began
 
     def _stderr_tail(self) -> str:
         try:
@@ -284,6 +295,25 @@ class StudentSession:
         """Called before each hidden check: its task's budget is charged for the time it takes."""
         self.current_task = task
         self.view_problems = []
+        self._provenance = {}
+
+    def _remember(self, value, call: Call, path: tuple = ()) -> None:
+        """Note which call (and where in its result) each returned array came from."""
+        if isinstance(value, np.ndarray):
+            self._provenance[id(value)] = (value, call, path)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                self._remember(item, call, path + (i,))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._remember(item, call, path + (key,))
+
+    def comparison_failed(self, got, expected, rtol: float, atol: float) -> None:
+        """A hidden check's expect_close failed on ``got``: evidence for the diagnoser, when the
+        value came straight from a call."""
+        entry = self._provenance.get(id(got))
+        if entry is not None and entry[0] is got:
+            self.diagnoser.failed(self.current_task, entry[1], entry[2], got, expected, rtol, atol)
 
     def remaining(self) -> float:
         return self.task_seconds - self.spent.get(self.current_task, 0.0)
@@ -327,7 +357,10 @@ class StudentSession:
                     started = time.monotonic()  # running the notebook's cells the first time is no task's time
                 else:
                     self._start(self.remaining())
-            return self._exchange(scenario, args, options, views, functions, timeout, what or scenario)
+            value = self._exchange(scenario, args, options, views, functions, timeout, what or scenario)
+            call = Call(scenario, tuple(args), {k: v for k, v in options.items() if k != "substitutes"})
+            self._remember(value, call)
+            return value
         finally:
             self._charge(time.monotonic() - started)
 
@@ -467,11 +500,26 @@ class StudentSession:
             raise StudentError(f"the NDArray the steps gave cannot be read: {err}") from None
         compact = (view.strides == views.compact_strides(view.shape) and view.offset == 0
                    and buffer.size == int(np.prod(view.shape)))
+        self._remember({"values": values}, Call("ndarray_steps", (array, steps), {}))
         return {"values": values, "shape": list(view.shape), "strides": list(view.strides), "offset": view.offset,
                 "compact": bool(compact)}
 
     def variable(self, name):
         return self.request("variable", name, what=f"the variable {name}")
+
+    def loss_scaler_run(self, settings, steps):
+        """The records of the loss_scaler_run scenario (one per step), and the same run as columns
+        {"scale", "good", "skipped", "finite"}: arrays the diagnoser can trace back to this call
+        (the records' numbers are plain floats, which it cannot)."""
+        records = self.request("loss_scaler_run", settings, steps, what="LossScaler")
+        try:
+            if len(records) != len(steps):
+                raise ValueError("one record per step")
+            columns = {key: np.array([float(r[key]) for r in records]) for key in ("scale", "good", "skipped", "finite")}
+        except (KeyError, TypeError, ValueError) as err:
+            raise StudentError(f"LossScaler: the result cannot be graded ({err})") from None
+        self._remember(columns, Call("loss_scaler_run", (settings, steps), {}))
+        return records, columns
 
     def check_flags(self, check, implementations, args=None, seconds_each: int = 20):
         """The student's check run on each implementation (course_lib names, or grader functions

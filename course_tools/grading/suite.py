@@ -33,6 +33,7 @@ from course_lib import tasks
 from course_lib.checks import assert_close
 
 from ..build import release_notebook as release_notebook_of
+from ..demonstrations import is_demonstration
 from .session import CURRENT, GradingError, StudentError, StudentSession
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,10 +49,16 @@ def task(task_id: str, weight: float = 1.0):
 
 
 def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8, dtype=None):
-    """assert_close for hidden tests; with ``dtype``, the result must also have that dtype."""
+    """assert_close for hidden tests; with ``dtype``, the result must also have that dtype. A
+    failure is also evidence for naming the student's mistake (diagnosis.py)."""
     if dtype is not None and getattr(got, "dtype", None) != np.dtype(dtype):
         raise AssertionError(f"{what}: wrong dtype: got {getattr(got, 'dtype', type(got).__name__)}, expected {dtype}")
-    assert_close(got, expected, what, rtol=rtol, atol=atol)
+    try:
+        assert_close(got, expected, what, rtol=rtol, atol=atol)
+    except AssertionError:
+        if CURRENT:
+            CURRENT[-1].comparison_failed(got, expected, rtol, atol)
+        raise
 
 
 def worked_answer(student, name: str, shape: tuple) -> np.ndarray:
@@ -178,8 +185,18 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
             CURRENT.pop()
         load_errors = session.loaded_cell_errors()
         fatal, starts, kind, out_of_time = session.fatal, session.starts, session.kind, session.out_of_time
-    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind,
-              "seconds": round(time.perf_counter() - start, 2), "worker_starts": starts,
+        diagnoser = session.diagnoser
+        timing = dict(session.timing)
+        slow_cells = sorted((c for c in session.load_report if isinstance(c.get("seconds"), (int, float))),
+                            key=lambda c: -c["seconds"])[:5]
+    total = time.perf_counter() - start
+    timing = {"sandbox_and_imports": round(timing["start"], 3), "notebook_cells": round(timing["cells"], 3),
+              "checks": round(total - timing["start"] - timing["cells"], 3),
+              "slowest_cells": [[c["cell"], c["seconds"]] for c in slow_cells]}
+    release = nbformat.read(str(release_notebook), as_version=4)
+    not_run = [c.metadata["nbgrader"]["grade_id"] for c in release.cells if is_demonstration(c)]
+    result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind, "not_run": not_run,
+              "seconds": round(total, 2), "timing": timing, "worker_starts": starts,
               "fatal": fatal, "cell_errors": load_errors, "tasks": {}, "grading_error": None}
     errors = list(plugin.grading_errors)
     if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
@@ -195,8 +212,10 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
         checks = [r for r in plugin.records if r["task"] == task_id]
         total = sum(c["weight"] for c in checks)
         passed = sum(c["weight"] for c in checks if c["passed"])
+        diagnosis = diagnoser.diagnosis(task_id) if passed < total else None
         result["tasks"][task_id] = {"points": max_points, "score": round(max_points * passed / total, 4),
-                                    "checks": checks, "out_of_time": task_id in out_of_time}
+                                    "checks": checks, "out_of_time": task_id in out_of_time,
+                                    "diagnosis": diagnosis.as_dict() if diagnosis else None}
     return result
 
 
@@ -223,9 +242,14 @@ def feedback_text(task_id: str, graded: dict, width: int = 100) -> str:
         if len(members) > 1:
             head += f": {ok} of {len(members)} passed; first failure"
             head += f" ({first['case']})" if first.get("case") else ""
-        lines.append(head + ":")
+        lines += textwrap.wrap(head + ":", width=width, subsequent_indent="      ", break_on_hyphens=False)
         lines += textwrap.wrap(first["message"] or "failed", width=width, initial_indent="      ",
                                subsequent_indent="      ", break_long_words=True, break_on_hyphens=False)
+    diagnosis = graded.get("diagnosis")
+    if diagnosis:
+        lines += textwrap.wrap(f"\N{ELECTRIC LIGHT BULB} This looks like a known mistake: {diagnosis['title']}. "
+                               f"{diagnosis['explanation']} (See {diagnosis['where']}.)", width=width,
+                               initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(lines) + "\n"
 
 

@@ -171,18 +171,29 @@ def nhwc_to_nchw(x: Tensor) -> Tensor:
     return ops.transpose(ops.transpose(x, (2, 3)), (1, 2))
 
 
+def _square_kernel_size(kernel_size) -> int:
+    """k from ``k`` or ``(k, k)``; a ValueError for a rectangular kernel, which nn.Conv lacks."""
+    if isinstance(kernel_size, (tuple, list)):
+        if len(kernel_size) != 2 or kernel_size[0] != kernel_size[1]:
+            raise ValueError(f"nn.Conv supports square kernels only (k or (k, k)), got kernel_size={kernel_size!r}")
+        kernel_size = kernel_size[0]
+    if int(kernel_size) != kernel_size or kernel_size < 1:
+        raise ValueError(f"nn.Conv needs a positive integer kernel_size, got {kernel_size!r}")
+    return int(kernel_size)
+
+
 class Conv(Module):
-    """2-D convolution with "same" padding k // 2.
+    """2-D convolution with "same" padding k // 2, over a square k x k kernel.
 
     x: (N, C_in, H, W) -> (N, C_out, H_out, W_out), H_out = (H + 2(k//2) - k) // stride + 1.
     weight: (k, k, C_in, C_out), Kaiming-uniform with fan_in = C_in*k*k; bias: (C_out,).
+    kernel_size: k or (k, k); a rectangular (kh, kw) is a ValueError.
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride: int = 1,
                  bias: bool = True, device: Device | None = None, dtype="float32"):
         super().__init__()
-        if isinstance(kernel_size, tuple):
-            kernel_size = kernel_size[0]
+        kernel_size = _square_kernel_size(kernel_size)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride = kernel_size, stride
         fan_in = in_channels * kernel_size * kernel_size

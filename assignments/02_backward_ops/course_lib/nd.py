@@ -21,12 +21,16 @@ import math
 import numbers
 from typing import Sequence
 
+from . import nd_fallbacks
 from .backend import Device, cpu, default_device
 
 SUPPORTED_FLOAT_DTYPES = ("float16", "float32", "float64")
 # Integer and boolean arrays exist for indices and masks (pooling, data labels).
 SUPPORTED_DTYPES = SUPPORTED_FLOAT_DTYPES + ("int32", "int64", "bool")
 DEFAULT_DTYPE = "float32"
+
+
+_DTYPE_NAMES: dict = {}
 
 
 def prod(shape: Sequence[int]) -> int:
@@ -48,24 +52,37 @@ def _check_dtype(dtype) -> str:
 
 
 def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """The one axis normaliser: ``axis`` (None for every axis, an int, or a sequence of ints;
+    negatives count from the end) as a sorted tuple of distinct axes in 0..ndim-1.
+
+    NumPy integers are ints (``np.int64(0)``). ValueError for an axis out of range or repeated,
+    TypeError for anything else. ``_normalize_axes((2, -3), 3) == (0, 2)``.
+    """
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, numbers.Integral):
         axis = (axis,)
+    try:
+        axes = tuple(axis)
+    except TypeError:
+        raise TypeError(f"axes must be None, an int or a sequence of ints, got {axis!r}") from None
     out = []
-    for ax in axis:
+    for ax in axes:
+        if not isinstance(ax, numbers.Integral) or isinstance(ax, bool):
+            raise TypeError(f"axes must be ints, got {ax!r} in {axes}")
         if not -ndim <= ax < ndim:
             raise ValueError(f"axis {ax} is out of range for an array with {ndim} dimensions")
-        out.append(ax % ndim)
+        out.append(int(ax) % ndim)
     if len(set(out)) != len(out):
-        raise ValueError(f"repeated axis in {tuple(axis)}")
-    return tuple(out)
+        raise ValueError(f"repeated axis in {axes}")
+    return tuple(sorted(out))
 
 
 class NDArray:
     """A strided n-dimensional array on a device. See the module docstring."""
 
-    __slots__ = ("_handle", "_shape", "_strides", "_offset", "_device")
+    # _compact caches is_compact() (None: not known yet): a view never changes its geometry.
+    __slots__ = ("_handle", "_shape", "_strides", "_offset", "_device", "_compact")
     __array_priority__ = 1000  # so `numpy_scalar * NDArray` calls our __rmul__
 
     # ------------------------------------------------------------------ construction
@@ -88,6 +105,8 @@ class NDArray:
         self._strides = tuple(int(s) for s in strides) if strides is not None else compact_strides(self._shape)
         self._offset = int(offset)
         self._device = device
+        # Row-major strides over the whole buffer from element 0: compact, known without a check.
+        self._compact = True if strides is None and offset == 0 and handle.size == prod(self._shape) else None
 
     @staticmethod
     def make(shape, strides=None, device: Device | None = None, handle=None, offset: int = 0,
@@ -142,7 +161,11 @@ class NDArray:
 
     @property
     def dtype(self) -> str:
-        return self._handle.dtype.name
+        dtype = self._handle.dtype
+        name = _DTYPE_NAMES.get(dtype)
+        if name is None:  # numpy's dtype.name is computed in Python each time: remember it
+            name = _DTYPE_NAMES[dtype] = dtype.name
+        return name
 
     @property
     def ndim(self) -> int:
@@ -178,28 +201,16 @@ class NDArray:
         xp = self._device.xp
         if self.size == 0:
             return xp.empty(self._shape, dtype=self._handle.dtype)
+        if self.is_compact():
+            return self._handle.reshape(self._shape)
         itemsize = self._handle.itemsize
-        base = self._handle[self._offset:]
+        strides = tuple(s * itemsize for s in self._strides)
+        if self._device.is_host:
+            # NumPy's own constructor: the same view as as_strided, at a tenth of its cost.
+            return xp.ndarray(self._shape, dtype=self._handle.dtype, buffer=self._handle,
+                              offset=self._offset * itemsize, strides=strides)
         # as_strided does no bounds checks; make() and every view constructor checked them.
-        return xp.lib.stride_tricks.as_strided(
-            base, shape=self._shape, strides=tuple(s * itemsize for s in self._strides))
-
-    def _adopt_view(self, view) -> "NDArray":
-        """The NDArray for ``view``, a view of this array's buffer made by the array module.
-
-        Releases before assignment 03 build views this way, through NumPy/CuPy, until students
-        write the stride arithmetic themselves.
-        """
-        itemsize = self._handle.itemsize
-        if view.size == 0:  # no element to locate: any offset will do
-            return NDArray.make(view.shape, strides=(0,) * len(view.shape), device=self._device,
-                                handle=self._handle, offset=self._offset)
-
-        def address(a):
-            return (getattr(a, "__cuda_array_interface__", None) or a.__array_interface__)["data"][0]
-
-        return NDArray.make(view.shape, strides=tuple(s // itemsize for s in view.strides), device=self._device,
-                            handle=self._handle, offset=(address(view) - address(self._handle)) // itemsize)
+        return xp.lib.stride_tricks.as_strided(self._handle[self._offset:], shape=self._shape, strides=strides)
 
     @staticmethod
     def _wrap(data, device: Device) -> "NDArray":
@@ -213,19 +224,14 @@ class NDArray:
         return array
 
     def numpy(self):
-        """A NumPy copy of this array (brought to the host from a GPU)."""
-        import numpy  # the host side of every device is NumPy
-
-        view = self._view()
-        if self._device.name == "cuda":
-            return self._device.xp.asnumpy(view)
-        return numpy.array(view, copy=True)
+        """A NumPy copy of this array, in host memory (an explicit copy from a GPU)."""
+        return self._device.to_numpy(self._view())
 
     def to(self, device: Device) -> "NDArray":
+        """This array on ``device`` (itself if it is there already), through the host."""
         if device == self._device:
             return self
-        return NDArray._wrap(device.xp.asarray(self.numpy()), device) if device.name != "cpu" \
-            else NDArray._wrap(self.numpy(), device)
+        return NDArray._wrap(device.xp.asarray(self.numpy()), device)
 
     def astype(self, dtype) -> "NDArray":
         dtype = _check_dtype(dtype)
@@ -236,8 +242,10 @@ class NDArray:
     # ------------------------------------------------------------------ compactness
     def is_compact(self) -> bool:
         """True when the array is row-major, starts at element 0 and covers its whole buffer."""
-        return (self._strides == compact_strides(self._shape)
-                and self._offset == 0 and self.size == self._handle.size)
+        if self._compact is None:
+            self._compact = (self._strides == compact_strides(self._shape)
+                             and self._offset == 0 and self.size == self._handle.size)
+        return self._compact
 
     def compact(self) -> "NDArray":
         """A row-major copy of this view (the array itself if it is already compact)."""
@@ -265,7 +273,7 @@ class NDArray:
         new_axes = tuple(new_axes)
         if sorted(a % self.ndim if self.ndim else a for a in new_axes) != list(range(self.ndim)):
             raise ValueError(f"permute axes {new_axes} are not a permutation of {self.ndim} axes")
-        return self._adopt_view(self._view().transpose(new_axes))
+        return nd_fallbacks.adopt_view(self, self._view().transpose(new_axes))
 
     def broadcast_to(self, new_shape) -> "NDArray":
         """A view with axes of size 1 repeated (stride 0); new leading axes may be added."""
@@ -276,7 +284,7 @@ class NDArray:
         for old, new in zip(self._shape, new_shape[lead:]):
             if old != new and old != 1:
                 raise ValueError(f"cannot broadcast shape {self._shape} to {new_shape}")
-        return self._adopt_view(self._device.xp.broadcast_to(self._view(), new_shape))
+        return nd_fallbacks.adopt_view(self, self._device.xp.broadcast_to(self._view(), new_shape))
 
     def _slice_view(self, idxs) -> "NDArray":
         if not isinstance(idxs, tuple):
@@ -294,7 +302,7 @@ class NDArray:
             elif not isinstance(idx, slice):
                 raise TypeError(f"NDArray indices must be ints or slices, got {type(idx).__name__}")
             slices.append(slice(*idx.indices(n)))
-        return self._adopt_view(self._view()[_as_numpy_slices(slices)])
+        return nd_fallbacks.adopt_view(self, self._view()[nd_fallbacks.module_slices(slices)])
 
     def __getitem__(self, idxs) -> "NDArray":
         """A view selected by ints and slices (steps allowed, negative too).
@@ -470,20 +478,7 @@ class NDArray:
 def compact_strides(shape) -> tuple[int, ...]:
     """Row-major strides in elements: the last axis moves by 1, each earlier axis by the
     product of the sizes after it. ``compact_strides((2, 3, 4)) == (12, 4, 1)``."""
-    return _strides_from_numpy(shape)
-
-
-def _strides_from_numpy(shape) -> tuple[int, ...]:
-    """Row-major strides through NumPy (releases before assignment 03 use this)."""
-    import numpy
-
-    shape = tuple(shape)
-    return tuple(int(n) for n in numpy.cumprod((1, *shape[:0:-1]))[::-1]) if shape else ()
-
-
-def _as_numpy_slices(slices) -> tuple:
-    """Slices normalised by ``slice.indices`` (a reverse slice down to 0 has stop -1) in NumPy's terms."""
-    return tuple(slice(s.start, s.stop if s.stop >= 0 else None, s.step) for s in slices)
+    return nd_fallbacks.compact_strides(shape)
 
 
 def batch_shape(a: tuple, b: tuple, what: str) -> tuple:
@@ -519,8 +514,8 @@ def _as_device_array(obj, device: Device, dtype):
     xp = device.xp
     if dtype is not None:
         dtype = _check_dtype(dtype)
-    if hasattr(obj, "__cuda_array_interface__") and device.name == "cpu":
-        obj = obj.get()  # a CuPy array brought to the host
+    if hasattr(obj, "__cuda_array_interface__") and device.is_host:
+        obj = obj.get()  # a CuPy array brought to the host, explicitly
     if hasattr(obj, "dtype") and hasattr(obj, "shape"):
         name = _dtype_name(obj.dtype)
         if dtype is None and name not in SUPPORTED_DTYPES:

@@ -30,7 +30,8 @@ LIBRARY_TASKS: dict[str, list[str]] = {
     "03_ndarray": ["ndarray_compact_strides", "ndarray_permute", "ndarray_broadcast_to",
                    "ndarray_getitem", "ndarray_flip", "ndarray_pad", "op_flip", "op_dilate", "op_undilate"],
     "04_conv_backward": ["conv_naive_backward", "conv_im2col_forward", "conv_backward", "nn_conv"],
-    "05_pooling_backward": ["maxpool_forward", "maxpool_backward", "avgpool_forward", "avgpool_backward"],
+    "05_pooling_backward": ["maxpool_forward", "maxpool_mask", "pool_col2im", "maxpool_backward", "avgpool_forward",
+                            "avgpool_backward"],
     "06_gradient_checking": ["gradient_check"],
     "07_experiments": ["loss_scaler"],
 }
@@ -42,7 +43,8 @@ NOTEBOOK_TASKS: dict[str, list[str]] = {
     "04_conv_backward": ["conv_derivation", "conv_worked_example"],
     "05_pooling_backward": ["pooling_worked_example", "pooling_ties_answer"],
     "06_gradient_checking": ["taylor_argument", "best_step_size", "planted_bug_checks"],
-    "07_experiments": ["experiment_implementations", "experiment_pooling", "experiment_precision"],
+    "07_experiments": ["experiment_implementations", "implementations_conclusion", "experiment_pooling",
+                       "pooling_conclusion", "experiment_precision", "precision_conclusion"],
 }
 
 

@@ -1,25 +1,27 @@
 # Generated from course_lib/precision.py for the release of 03_ndarray by `python -m course_tools.build` - do not edit.
-"""Numeric precision tools for experiment 07: casting, loss scaling, sizes and peak memory.
+"""Numeric precision tools for experiment 07: casting, loss scaling and sizes.
 
-Mixed precision here means: the model computes forward and backward in float16, while an
-optimizer updates float32 "master" copies of the parameters. float16's smallest normal
-number is about 6e-5, so small gradients underflow to 0; multiplying the loss by a large
-scale S lifts every gradient by S (chain rule), and dividing by S after backward restores
-them. If the scaled gradients overflow (inf/NaN), the step is skipped and S shrinks; after a
-run of good steps S grows again.
+(Time and peak memory are measured by ``course_lib.profiler.measure``.)
+
+Mixed precision here follows Micikevicius et al. (2018): the model's parameters and
+activations are float16 and its matrix products and convolutions run in float16; an optimizer
+updates float32 "master" copies of the parameters; the loss (softmax, log-sum-exp and the mean
+over the batch) is computed in float32 from the logits cast with ``ops.cast``. float16's
+smallest subnormal is 2^-24 (values below 2^-25 round to 0), so small gradients underflow;
+multiplying the loss by a large scale S lifts every gradient by S (chain rule), and dividing by
+S after backward, in float32, restores them. If the scaled gradients overflow (inf/NaN), the
+step is skipped and S shrinks; after a run of good steps S grows again.
+
+The scale multiplies the loss in the loss's dtype. With a float16 loss, S itself must be a
+float16 number: the backward pass starts from the seed S, so S = 2^16 (above float16's largest
+finite value, 65504) makes every gradient inf and every step is skipped, whatever the loss.
 """
 from __future__ import annotations
-
-import contextlib
-import time
-import tracemalloc
-from dataclasses import dataclass, field
 
 import numpy
 
 from . import nd
 from .autograd import Tensor
-from .backend import Device
 from .nn import Module, Parameter
 
 
@@ -72,7 +74,8 @@ class LossScaler:
 class MixedPrecisionTrainer:
     """One float16 model, float32 master weights, an optimizer over the masters, a LossScaler.
 
-    Usage per batch:  loss = trainer.step(lambda: loss_fn(model(x), y))
+    Usage per batch:  loss = trainer.step(lambda: loss_fn(ops.cast(model(x), "float32"), y))
+    (the recipe: the loss in float32; ``loss_fn(model(x), y)`` computes it in float16 instead)
     The model is cast to float16 on creation; ``optimizer_factory(master_params)`` makes the
     optimizer. A step whose gradients are not finite is skipped (the masters do not move).
     """
@@ -102,44 +105,3 @@ class MixedPrecisionTrainer:
                 p.cached_data = master.realize_cached_data().astype("float16")
         self.scaler.update(finite)
         return float(loss.numpy())
-
-
-@dataclass
-class Measurement:
-    seconds: float = 0.0
-    peak_bytes: int = 0
-    extra: dict = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def measure(device: Device | None = None):
-    """Time a block and record its peak memory: ``with measure() as m: ...; m.seconds, m.peak_bytes``.
-
-    On the CPU, NumPy reports its buffers to ``tracemalloc``, so the peak counts every array
-    allocated inside the block (plus Python objects). On CUDA, the peak is the bytes CuPy's
-    memory pool holds at the end of the block, after its free blocks were released at the start.
-    """
-    result = Measurement()
-    on_gpu = device is not None and device.name == "cuda"
-    if on_gpu:
-        pool = device.xp.get_default_memory_pool()
-        pool.free_all_blocks()
-        before = pool.total_bytes()
-    else:
-        was_tracing = tracemalloc.is_tracing()
-        if not was_tracing:
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        before = tracemalloc.get_traced_memory()[0]
-    start = time.perf_counter()
-    try:
-        yield result
-    finally:
-        if on_gpu:
-            device.xp.cuda.Stream.null.synchronize()
-            result.peak_bytes = int(pool.total_bytes() - before)
-        else:
-            result.peak_bytes = int(tracemalloc.get_traced_memory()[1] - before)
-            if not was_tracing:
-                tracemalloc.stop()
-        result.seconds = time.perf_counter() - start

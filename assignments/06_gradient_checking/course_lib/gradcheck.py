@@ -13,13 +13,15 @@ from typing import Callable
 import numpy as np
 
 from .autograd import Tensor
+from .backend import Device, default_device
+from .host import to_numpy
 
 
 def rel_error(a, b) -> float:
     """max over elements of |a - b| / max(1, |a|, |b|): absolute error for small values,
-    relative error for large ones. a, b: arrays (or Tensors) of one shape."""
-    a = a.numpy() if isinstance(a, Tensor) else np.asarray(a)
-    b = b.numpy() if isinstance(b, Tensor) else np.asarray(b)
+    relative error for large ones. a, b: arrays, Tensors or NDArrays (on any device) of one
+    shape; compared on the host in float64."""
+    a, b = to_numpy(a, "rel_error's first argument"), to_numpy(b, "rel_error's second argument")
     if a.shape != b.shape:
         raise ValueError(f"rel_error: shapes {a.shape} and {b.shape} differ")
     if a.size == 0:
@@ -38,28 +40,35 @@ def central_difference(f: Callable[[np.ndarray], float], x: np.ndarray, h: float
 
 
 def gradient_check(f: Callable[..., Tensor], *args, h: float = 1e-6, tol: float = 1e-6,
-                   seed: int = 0) -> list[float]:
+                   seed: int = 0, device: Device | None = None) -> list[float]:
     """Compare autograd's gradients of ``f(*args)`` with central differences, in float64.
 
     f maps Tensors to a Tensor of any shape; it is reduced to a scalar by a fixed random
     projection so every output element matters. args: arrays or Tensors (converted to float64).
+    device: where ``f`` computes; by default the device of the first Tensor argument, else the
+    default device. The differences are taken on the host (``central_difference``).
     Returns the rel_error of each argument; raises AssertionError naming the worst one if it
     is above ``tol``.
     """
-    values = [np.array(a.numpy() if isinstance(a, Tensor) else a, dtype=np.float64) for a in args]
-    out_shape = f(*[Tensor(v, dtype="float64") for v in values]).shape
+    if device is None:
+        device = next((a.device for a in args if isinstance(a, Tensor)), None) or default_device()
+    values = [np.array(to_numpy(a, f"argument {i}"), dtype=np.float64) for i, a in enumerate(args)]
+
+    def tensor(value, requires_grad=True):
+        return Tensor(value, device=device, dtype="float64", requires_grad=requires_grad)
+
+    out_shape = f(*[tensor(v) for v in values]).shape
     projection = np.random.default_rng(seed).standard_normal(out_shape)
 
     def scalar(i):
         def at(x):
-            inputs = [Tensor(x if j == i else v, dtype="float64", requires_grad=False)
-                      for j, v in enumerate(values)]
+            inputs = [tensor(x if j == i else v, requires_grad=False) for j, v in enumerate(values)]
             return float(np.sum(f(*inputs).numpy() * projection))
         return at
 
-    tensors = [Tensor(v, dtype="float64") for v in values]
+    tensors = [tensor(v) for v in values]
     out = f(*tensors)
-    out.backward(Tensor(projection, dtype="float64", requires_grad=False))
+    out.backward(tensor(projection, requires_grad=False))
     errors = []
     for i, (t, v) in enumerate(zip(tensors, values)):
         numeric = central_difference(scalar(i), v, h)

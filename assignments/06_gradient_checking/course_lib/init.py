@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from . import nd
 from .autograd import Tensor
 from .backend import Device
 from .seeding import rng
@@ -22,7 +23,6 @@ def randn(*shape, mean=0.0, std=1.0, device: Device | None = None, dtype=None, r
 
 
 def zeros(*shape, device: Device | None = None, dtype=None, requires_grad=False) -> Tensor:
-    from . import nd
     return Tensor(nd.zeros(shape, dtype=dtype or "float32", device=device), requires_grad=requires_grad)
 
 

@@ -96,15 +96,18 @@ class GraderCall:
 
 
 def run_cells(cells: list[dict], ns: dict, cell_timeout: int) -> list[dict]:
+    import time
+
     report = []
     for index, cell in enumerate(cells):
         name = cell.get("grade_id") or f"cell {index + 1}"
         signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(cell_timeout)
+        started = time.perf_counter()
         try:
             code = compile(_strip_magics(cell["source"]), f"<{name}>", "exec")
             exec(code, ns)  # noqa: S102 - this is the student's code, inside the sandbox
-            report.append({"cell": name, "ok": True})
+            report.append({"cell": name, "ok": True, "seconds": round(time.perf_counter() - started, 3)})
         except CellTimeout:
             report.append({"cell": name, "ok": False, "error": f"took longer than {cell_timeout} s and was stopped"})
         except BaseException as err:  # noqa: BLE001 - SystemExit and friends are the student's too

@@ -189,3 +189,23 @@ class Tanh(TensorOp):
 
 def tanh(a: Tensor) -> Tensor:
     return Tanh()(a)
+
+
+class Cast(TensorOp):
+    """a converted to ``dtype``, inside the graph: its gradient converts ``out_grad`` back to a's
+    dtype. Mixed precision uses it to compute the loss in float32 from float16 logits (and the
+    float32 gradient of the loss goes back into the float16 network as float16)."""
+
+    def __init__(self, dtype):
+        self.dtype = str(dtype)
+
+    def compute(self, a: NDArray) -> NDArray:
+        return a.astype(self.dtype)
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        return cast(out_grad, node.inputs[0].dtype)
+
+
+def cast(a: Tensor, dtype) -> Tensor:
+    """``a`` in ``dtype``, differentiably (a Tensor's own ``astype`` leaves the graph)."""
+    return a if str(a.dtype) == str(dtype) else Cast(dtype)(a)

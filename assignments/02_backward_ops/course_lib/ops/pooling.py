@@ -50,35 +50,72 @@ def _windows(x: NDArray, k: int, s: int, p: int, fill: float) -> NDArray:
     return view.compact().reshape((n, h_out, w_out, k * k, c))
 
 
-def _col2im(columns: NDArray, in_shape, k: int, s: int, p: int) -> NDArray:
-    """The adjoint of _windows: add every window's values back onto the input positions they
-    came from. columns: (N, H_out, W_out, k*k, C) -> (N, H, W, C).
+class Col2Im(TensorOp):
+    """The adjoint of ``_windows``: add every window's values back onto the input positions they
+    came from, then crop the padding. columns: (N, H_out, W_out, k*k, C) -> in_shape (N, H, W, C).
 
-    Loops over the k*k kernel offsets (not over pixels): each step adds one strided slab.
+    An input position covered by several (overlapping) windows receives the sum of what each
+    window holds for it; a padded position belongs to no input element and is dropped.
     """
-    n, h, w, c = in_shape
-    _, h_out, w_out, _, _ = columns.shape
-    out = nd.zeros((n, h + 2 * p, w + 2 * p, c), dtype=columns.dtype, device=columns.device)
-    for i in range(k):
-        for j in range(k):
-            rows = slice(i, i + s * (h_out - 1) + 1, s)
-            cols = slice(j, j + s * (w_out - 1) + 1, s)
-            slab = columns[:, :, :, i * k + j, :].compact().reshape((n, h_out, w_out, c))
-            out[:, rows, cols, :] = out[:, rows, cols, :] + slab
-    if p > 0:
-        out = out[:, p:p + h, p:p + w, :].compact()
-    return out
+
+    def __init__(self, in_shape, kernel_size: int, stride=None, padding: int = 0):
+        self.in_shape = tuple(in_shape)
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def compute(self, columns: NDArray) -> NDArray:
+        k, s, p, h_out, w_out = _pool_geometry(self.in_shape, self.kernel_size, self.stride, self.padding)
+        n, h, w, c = self.in_shape
+        if tuple(columns.shape) != (n, h_out, w_out, k * k, c):
+            raise ValueError(f"Col2Im: columns of shape {columns.shape} do not fit the windows "
+                             f"{(n, h_out, w_out, k * k, c)} of an input {self.in_shape} (kernel {k}, "
+                             f"stride {s}, padding {p})")
+        raise NotImplementedError("pool_col2im: not implemented yet; you write it in assignment 05_pooling_backward")
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        return Im2Col(self.in_shape, self.kernel_size, self.stride, self.padding)(out_grad)
+
+
+class Im2Col(TensorOp):
+    """Every pooling window of x, zero-padded: (N, H, W, C) -> (N, H_out, W_out, k*k, C); the adjoint
+    of Col2Im (so each is the other's gradient)."""
+
+    def __init__(self, in_shape, kernel_size: int, stride=None, padding: int = 0):
+        self.in_shape = tuple(in_shape)
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def compute(self, x: NDArray) -> NDArray:
+        k, s, p, _, _ = _pool_geometry(x.shape, self.kernel_size, self.stride, self.padding)
+        return _windows(x, k, s, p, 0.0)
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        return Col2Im(self.in_shape, self.kernel_size, self.stride, self.padding)(out_grad)
+
+
+class FirstMaxMask(TensorOp):
+    """1.0 at the first maximum of each window (row-major window order: top row first, left to
+    right), 0.0 elsewhere: a (N, H, W, C) -> (N, H_out, W_out, k*k, C), in a's dtype. Windows are
+    padded with -inf, so padding is never chosen. Piecewise constant in a: its gradient is 0."""
+
+    def __init__(self, kernel_size: int, stride=None, padding: int = 0):
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def compute(self, a: NDArray) -> NDArray:
+        k, s, p, _, _ = _pool_geometry(a.shape, self.kernel_size, self.stride, self.padding)
+        raise NotImplementedError("maxpool_mask: not implemented yet; you write it in assignment 05_pooling_backward")
+
+    def gradient(self, out_grad: Tensor, node: Tensor):
+        a = node.inputs[0]
+        return Tensor(nd.zeros(a.shape, dtype=a.dtype, device=a.device), requires_grad=False)
+
+
+def _col2im(columns: NDArray, in_shape, k: int, s: int, p: int) -> NDArray:
+    """Col2Im(in_shape, k, s, p).compute(columns): the windows added back onto the input."""
+    return Col2Im(in_shape, k, s, p).compute(columns)
 
 
 def _first_max_mask(a: NDArray, k: int, s: int, p: int) -> NDArray:
-    """1.0 at the first maximum of each window (row-major order), 0.0 elsewhere:
-    (N, H, W, C) -> (N, H_out, W_out, k*k, C), in a's dtype."""
-    windows = _windows(a, k, s, p, float("-inf"))
-    first = windows.argmax(axis=3)                      # (N, H_out, W_out, C), int64
-    n, h_out, w_out, kk, c = windows.shape
-    positions = nd.arange(kk, device=a.device).reshape((1, 1, 1, kk, 1)).broadcast_to(windows.shape)
-    chosen = first.reshape((n, h_out, w_out, 1, c)).broadcast_to(windows.shape)
-    return (positions == chosen).astype(a.dtype)
+    """FirstMaxMask(k, s, p).compute(a): 1.0 at each window's first maximum, 0.0 elsewhere."""
+    return FirstMaxMask(k, s, p).compute(a)
 
 
 class MaxPool2d(TensorOp):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..autograd import Tensor, TensorOp
 from ..nd import NDArray
-from .flip_dilate import crop, dilate, flip
+from .flip_dilate import crop, dilate, flip, pad
 from .shaping import transpose
 
 
@@ -67,7 +67,6 @@ class Conv(TensorOp):
 
 def pad_hw(x: Tensor, ph: int, pw: int) -> Tensor:
     """Zero-pad axes 1 and 2 (H and W) of an NHWC tensor by ph and pw on both sides."""
-    from .flip_dilate import pad
     return pad(x, ((0, 0), (ph, ph), (pw, pw), (0, 0)))
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..autograd import Tensor, TensorOp
 from ..nd import NDArray
-from .flip_dilate import crop, dilate, flip
+from .flip_dilate import crop, dilate, flip, pad
 from .shaping import transpose
 
 
@@ -99,18 +99,23 @@ class Conv(TensorOp):
             grad_a = conv(pad_hw(grad, full_h, full_w), b_rot, dilation=d)
             grad_a = crop(grad_a, ((0, 0), (p, p), (p, p), (0, 0)))
 
-        # Kernel: correlate the input with grad, summing over the batch by making the batch
-        # the channel axis: a -> (C_in, H, W, N), grad -> (H1, W1, N, C_out).
+        # Kernel: correlate the input with out_grad, summing over the batch by making the batch
+        # the channel axis: a -> (C_in, H, W, N), out_grad -> (H_out, W_out, N, C_out). Output
+        # (h, w) read the input at h*s + u*d: out_grad acts as a kernel spread out by the stride
+        # (dilation s, the same as the dilated grad above without multiplying its zeros), moved
+        # by d. A stride that does not divide leaves rows past the kernel's last tap: cropped.
         a_t = transpose(a, (0, 3))
-        grad_t = transpose(transpose(grad, (0, 1)), (1, 2))
-        grad_b = conv(a_t, grad_t, stride=d, padding=p)          # (C_in, KH, KW, C_out)
+        grad_t = transpose(transpose(out_grad, (0, 1)), (1, 2))
+        grad_b = conv(a_t, grad_t, stride=d, padding=p, dilation=s)  # (C_in, >= KH, >= KW, C_out)
+        extra_h, extra_w = grad_b.shape[1] - kh, grad_b.shape[2] - kw
+        if extra_h or extra_w:
+            grad_b = crop(grad_b, ((0, 0), (0, extra_h), (0, extra_w), (0, 0)))
         grad_b = transpose(transpose(grad_b, (0, 1)), (1, 2))    # (KH, KW, C_in, C_out)
         return grad_a, grad_b
 
 
 def pad_hw(x: Tensor, ph: int, pw: int) -> Tensor:
     """Zero-pad axes 1 and 2 (H and W) of an NHWC tensor by ph and pw on both sides."""
-    from .flip_dilate import pad
     return pad(x, ((0, 0), (ph, ph), (pw, pw), (0, 0)))
 
 
