@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench bench-grading gpu-check course student-package clean
+.PHONY: venv demo test bench bench-grading gpu-check course student-package hub hub-test hub-screenshots clean
 
 venv: $(STAMP)
 
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,hub]'
 	touch $(STAMP)
 
 # A simulated class end to end (build, release, submissions, grading, feedback); a few minutes.
@@ -32,6 +32,20 @@ course: venv
 # students get instead of this repository. See course_tools/student_package.py.
 student-package: venv
 	$(VENV)/bin/course student-package --out dist/student
+
+# The course on a JupyterHub on localhost with demo accounts (hub/roster.csv), an assignment
+# released; prints the address and the logins. Ctrl-C stops it and removes the accounts.
+# Needs root and configurable-http-proxy (npm install -g configurable-http-proxy).
+hub: venv
+	$(PY) -m course_tools.hub
+
+# The end-to-end browser test on that hub alone (a few minutes; Debian's chromium).
+hub-test: venv
+	$(PY) -m pytest -q tests/test_hub.py
+
+# The same test, writing the README's screenshots into docs/.
+hub-screenshots: venv
+	COURSE_HUB_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_hub.py
 
 bench: venv
 	$(PY) benchmarks/bench_conv.py

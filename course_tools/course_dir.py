@@ -148,7 +148,10 @@ def ensure_exchange(exchange: Path) -> None:
     """nbgrader's exchange must exist and be writable by everyone (students drop submissions in it)."""
     try:
         exchange.mkdir(parents=True, exist_ok=True)
-        exchange.chmod(0o777)
+        # Only when needed: a hub's exchange is world-writable already (with the sticky bit, and
+        # owned by root, so the grader account could not chmod it).
+        if exchange.stat().st_mode & 0o777 != 0o777:
+            exchange.chmod(0o777)
     except OSError as err:
         raise CourseError(f"cannot create the exchange {exchange} ({err.strerror}); as an administrator run: "
                           f"sudo mkdir -p {exchange} && sudo chmod ugo+rw {exchange}") from None

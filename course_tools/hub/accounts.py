@@ -1,0 +1,107 @@
+"""Real Unix accounts for a hub's people, made from a roster and removed again.
+
+Each account gets its own home (mode 0700: nobody else, no student, reads it) and a user
+private group. Accounts made here carry MARKER in their comment field; ``remove`` refuses to
+touch an account without it, so an existing account of the same name is never taken over or
+deleted. Needs root (useradd, userdel).
+"""
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+MARKER = "course-hub account (removed by the course's hub tools)"
+
+
+class AccountError(RuntimeError):
+    """An account cannot be made or removed; the message says which and why."""
+
+
+def _run(*args: str) -> None:
+    result = subprocess.run(list(args), capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AccountError(f"`{' '.join(args)}` failed ({result.returncode}): {result.stderr.strip()}")
+
+
+def ours(name: str) -> bool:
+    """Whether ``name`` is an account this module made (and so may remove)."""
+    try:
+        return pwd.getpwnam(name).pw_gecos == MARKER
+    except KeyError:
+        return False
+
+
+def create(names: list[str]) -> list[pwd.struct_passwd]:
+    """Make an account with a private home for each name; a name already taken (by an account
+    not made here) is an error, so a real user is never reused."""
+    if os.geteuid() != 0:
+        raise AccountError("making Unix accounts needs root (the hub's LocalProcessSpawner does too)")
+    made = []
+    for name in names:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            pass
+        else:
+            if not ours(name):
+                raise AccountError(f"a user {name!r} exists already and was not made by the course's hub tools: "
+                                   f"rename it in the roster")
+            remove([name])  # a leftover of an interrupted run: start from a clean home
+        _run("useradd", "--create-home", "--user-group", "--shell", "/bin/bash", "--comment", MARKER, name)
+        entry = pwd.getpwnam(name)
+        os.chmod(entry.pw_dir, 0o700)
+        made.append(entry)
+    return made
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def kill_processes(uid: int, timeout: float = 5.0) -> None:
+    """End every process running as ``uid`` (servers and kernels of an account made here):
+    SIGTERM, then SIGKILL what is left after ``timeout`` seconds."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in _processes_of(uid):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + timeout
+        while _processes_of(uid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not _processes_of(uid):
+            return
+
+
+def remove(names: list[str]) -> list[str]:
+    """Remove the accounts made here among ``names`` (their processes, home and group);
+    returns the names removed. Others are left alone."""
+    removed = []
+    for name in names:
+        if not ours(name):
+            continue
+        kill_processes(pwd.getpwnam(name).pw_uid)
+        # userdel warns (exit 12) when there is no mail spool; the account is gone all the same.
+        result = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
+        if result.returncode not in (0, 12) or ours(name):
+            raise AccountError(f"`userdel --remove {name}` failed ({result.returncode}): {result.stderr.strip()}")
+        removed.append(name)
+    return removed
+
+
+def leftovers() -> list[str]:
+    """Accounts made here that still exist (after an interrupted run)."""
+    return sorted(entry.pw_name for entry in pwd.getpwall() if entry.pw_gecos == MARKER)

@@ -1,0 +1,131 @@
+"""Laying out a hub deployment (see layout.py) with the owners and permissions it needs.
+
+Who may read what, which is the point of it:
+  - bundle/ and grader-env/: root-owned, group of the grader account, mode 0750: the grader
+    service reads the hidden suites, solutions and sources there; students cannot even list it.
+  - the course folder (gradebook, submissions, feedback): in the grader account's home, 0700.
+  - student-env/ and etc/jupyter/: readable by all (every server runs from them).
+  - exchange/: 01777 as nbgrader wants it (anyone may create their course folder in it; the
+    sticky bit keeps a student from removing the course's); nbgrader itself makes inbound/
+    write-only for students (2733) and names each submission with a random part.
+  - every student's home: 0700 (accounts.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..student_package import build_student_package
+from . import envs
+from .layout import HubLayout
+
+ROOT = Path(__file__).resolve().parents[2]
+# What the grader service needs of the bundle (never tests/, benchmarks/ or the repository's .git).
+BUNDLE_PARTS = ("course_lib", "course_tools", "course_student", "autograder", "source", "assignments",
+                "solutions", "nbgrader_config.py", "pyproject.toml", "README.md")
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".hidden_suite_results", "gradebook.db", "*.egg-info")
+
+GLOBAL_CONFIG = '''"""nbgrader's global configuration on this hub ({etc}/nbgrader_config.py, on every
+server's JUPYTER_CONFIG_PATH; /etc/jupyter/nbgrader_config.py on a hub of its own): which course
+students see in their Assignments tab, and where the exchange is."""
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "{course_id}"
+c.Exchange.root = "{exchange}"
+'''
+
+# JupyterLab settings of both environments: no news or update checks (there is no network to ask).
+LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+GRADER_PROFILE = """
+# The graders' environment first, also in a login shell (a terminal in the grader service):
+# `course release`, `course grade` and nbgrader act on the course folder ($COURSE_DIR).
+PATH="{env}/bin:$PATH"
+"""
+
+GRADER_USER_CONFIG = '''"""The grader account's nbgrader configuration (~/.jupyter/nbgrader_config.py): the course
+folder, whose own nbgrader_config.py loads the bundle's grading set-up (hidden suites, sandbox)."""
+c = get_config()  # noqa: F821
+load_subconfig("{course}/nbgrader_config.py")  # noqa: F821
+'''
+
+
+def _chown_tree_top(path: Path, gid: int, mode: int) -> None:
+    os.chown(path, 0, gid)
+    os.chmod(path, mode)
+
+
+def as_user(user: str, args: list[str], env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run a command as ``user`` (root only), with that user's HOME."""
+    entry = pwd.getpwnam(user)
+    environment = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": entry.pw_dir, "USER": user, **(env or {})}
+    return subprocess.run(["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--init-groups", "--",
+                           *args], env=environment, cwd=cwd or entry.pw_dir, capture_output=True, text=True)
+
+
+def copy_bundle(layout: HubLayout) -> None:
+    shutil.rmtree(layout.bundle, ignore_errors=True)
+    layout.bundle.mkdir(parents=True)
+    for part in BUNDLE_PARTS:
+        source = ROOT / part
+        if source.is_dir():
+            shutil.copytree(source, layout.bundle / part, ignore=IGNORE)
+        else:
+            shutil.copy2(source, layout.bundle / part)
+
+
+def build_environments(layout: HubLayout) -> None:
+    """The bundle copy and both environments (reused when unchanged; see envs.py)."""
+    layout.root.mkdir(parents=True, exist_ok=True)
+    os.chmod(layout.root, 0o755)
+    copy_bundle(layout)
+    wheel = build_student_package(layout.root / "student-package")
+    envs.student_env(layout, wheel)
+    envs.grader_env(layout)
+    for env in (layout.student_env, layout.grader_env):
+        overrides = env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+        overrides.parent.mkdir(parents=True, exist_ok=True)
+        overrides.write_text(json.dumps(LAB_OVERRIDES, indent=2) + "\n")
+    for folder in (layout.student_env, layout.root / "student-package"):
+        os.chmod(folder, 0o755)
+
+
+def lay_out(layout: HubLayout) -> None:
+    """Permissions, the exchange, nbgrader's global config and the course folder; the grader
+    account must exist (accounts.create)."""
+    grader = pwd.getpwnam(layout.grader_account)
+    for private in (layout.bundle, layout.grader_env):
+        _chown_tree_top(private, grader.pw_gid, 0o750)
+    shutil.rmtree(layout.exchange, ignore_errors=True)
+    layout.exchange.mkdir(parents=True)
+    os.chmod(layout.exchange, 0o1777)
+    layout.etc_jupyter.mkdir(parents=True, exist_ok=True)
+    os.chmod(layout.etc_jupyter.parent, 0o755)
+    (layout.etc_jupyter / "nbgrader_config.py").write_text(
+        GLOBAL_CONFIG.format(etc=layout.etc_jupyter, course_id=layout.course_id, exchange=layout.exchange))
+    shutil.rmtree(layout.state, ignore_errors=True)
+    layout.state.mkdir(mode=0o700, parents=True)
+    _make_course_folder(layout)
+
+
+def _make_course_folder(layout: HubLayout) -> None:
+    """`course init` for the grader account (without building a student install: the hub has one)."""
+    code = ("import sys; from course_tools.course_dir import init_course; "
+            "init_course(sys.argv[1], sys.argv[2], sys.argv[3])")
+    made = as_user(layout.grader_account, [str(layout.grader_env / "bin" / "python"), "-c", code,
+                                           str(layout.course_folder), layout.course_id, str(layout.exchange)])
+    if made.returncode != 0:
+        raise RuntimeError(f"making the course folder {layout.course_folder} failed: {made.stderr.strip()}")
+    jupyter = layout.grader_home / ".jupyter"
+    jupyter.mkdir(exist_ok=True)
+    (jupyter / "nbgrader_config.py").write_text(GRADER_USER_CONFIG.format(course=layout.course_folder))
+    with open(layout.grader_home / ".profile", "a") as profile:
+        profile.write(GRADER_PROFILE.format(env=layout.grader_env))
+    grader = pwd.getpwnam(layout.grader_account)
+    for path in (jupyter, jupyter / "nbgrader_config.py", layout.grader_home / ".profile"):
+        os.chown(path, grader.pw_uid, grader.pw_gid)
+
+

@@ -1,0 +1,68 @@
+"""The roster of a hub: who is an instructor, a teaching assistant or a student.
+
+hub/roster.csv has a header ``username,role`` and one person a line; lines starting with '#'
+are comments. Instructors and TAs are graders: they join the JupyterHub group
+``formgrade-<course id>`` that reaches the course's grader service.
+"""
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROLES = ("instructor", "ta", "student")
+# What useradd accepts on Debian (and JupyterHub keeps as is): lower case, digits, '-', '_'.
+NAME = re.compile(r"[a-z_][a-z0-9_-]{0,30}")
+DEFAULT = Path(__file__).resolve().parents[2] / "hub" / "roster.csv"
+
+
+class RosterError(ValueError):
+    """The roster file cannot be used; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Person:
+    username: str
+    role: str
+
+    @property
+    def grades(self) -> bool:
+        return self.role in ("instructor", "ta")
+
+
+@dataclass(frozen=True)
+class Roster:
+    people: tuple[Person, ...]
+
+    def names(self, *roles: str) -> list[str]:
+        return [p.username for p in self.people if not roles or p.role in roles]
+
+    @property
+    def graders(self) -> list[str]:
+        return [p.username for p in self.people if p.grades]
+
+    @property
+    def students(self) -> list[str]:
+        return self.names("student")
+
+
+def load(path: Path = DEFAULT) -> Roster:
+    lines = [line for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    if not lines or [k.strip() for k in csv.reader(lines[:1]).__next__()] != ["username", "role"]:
+        raise RosterError(f"{path}: the first line must be the header 'username,role'")
+    people, seen = [], set()
+    for number, row in enumerate(rows, start=2):
+        name, role = (row.get("username") or "").strip(), (row.get("role") or "").strip()
+        if not NAME.fullmatch(name):
+            raise RosterError(f"{path}, row {number}: {name!r} is not a valid Unix user name")
+        if role not in ROLES:
+            raise RosterError(f"{path}, row {number}: role {role!r} must be one of {', '.join(ROLES)}")
+        if name in seen:
+            raise RosterError(f"{path}, row {number}: {name} is listed twice")
+        seen.add(name)
+        people.append(Person(name, role))
+    if not any(p.grades for p in people) or not any(p.role == "student" for p in people):
+        raise RosterError(f"{path}: a course needs at least one instructor or TA and one student")
+    return Roster(tuple(people))

@@ -1,0 +1,132 @@
+"""JupyterHub configuration for one course with several graders (tested by tests/test_hub.py).
+
+It follows nbgrader's own model for that case ("one class, multiple graders"):
+  - students log in to their own Unix accounts and get their own servers, started by
+    LocalProcessSpawner from the students' environment, which holds the student install only
+    (`course student-package`: formgrader and create-assignment are off there);
+  - the course's grading runs in a shared grader account, grader-<course id>, whose single-user
+    server is a hub-managed service named after the course (/services/<course id>/), started
+    from the graders' environment (the full bundle, PyTorch; formgrader on);
+  - instructors and TAs are in the JupyterHub group formgrade-<course id>, whose role lets them
+    reach that service and nothing of the students';
+  - nbgrader's global config (course id, exchange root) is read by every server.
+
+Where the deployment is comes from the environment (course_tools/hub sets it; a hub of its own
+can set it in its service unit or edit the defaults below):
+  COURSE_HUB_ROOT       the deployment (layout: course_tools/hub/layout.py)    default /srv/course-hub
+  COURSE_ID             the nbgrader course id, the service's name               default dlsys
+  COURSE_HUB_ROSTER     username,role per line (instructor | ta | student)       default hub/roster.csv
+  COURSE_HUB_PASSWORD   the demo authenticator's shared password (required)
+  COURSE_HUB_IP, COURSE_HUB_PORT                     where the proxy listens      127.0.0.1:8000
+  COURSE_HUB_API_PORT, COURSE_HUB_PROXY_API_PORT, COURSE_HUB_SERVICE_PORT        8081, 8001, 9999
+
+Not covered here (see the README): containers (DockerSpawner), Kubernetes (Zero to JupyterHub),
+several courses on one hub.
+"""
+import csv
+import os
+import pwd
+from pathlib import Path
+
+c = get_config()  # noqa: F821
+
+HERE = Path(__file__).resolve().parent
+ROOT = Path(os.environ.get("COURSE_HUB_ROOT", "/srv/course-hub"))
+COURSE_ID = os.environ.get("COURSE_ID", "dlsys")
+GRADER = f"grader-{COURSE_ID}"              # nbgrader's name for the shared grader account
+FORMGRADE = f"formgrade-{COURSE_ID}"        # nbgrader's name for the graders' group
+STUDENT_ENV, GRADER_ENV = ROOT / "student-env", ROOT / "grader-env"
+ETC_JUPYTER, STATE = ROOT / "etc" / "jupyter", ROOT / "state"
+SERVICE_PORT = int(os.environ.get("COURSE_HUB_SERVICE_PORT", "9999"))
+try:
+    GRADER_HOME = Path(pwd.getpwnam(GRADER).pw_dir)
+except KeyError:
+    raise SystemExit(f"the grader account {GRADER} does not exist: create it (useradd --create-home {GRADER})")
+
+
+def _roster(path):
+    lines = [line for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
+    return {row["username"].strip(): row["role"].strip() for row in csv.DictReader(lines)}
+
+
+ROSTER = _roster(os.environ.get("COURSE_HUB_ROSTER", HERE / "roster.csv"))
+GRADERS = sorted(name for name, role in ROSTER.items() if role in ("instructor", "ta"))
+
+# ---------------------------------------------------------------------------- the hub and its proxy
+c.JupyterHub.ip = os.environ.get("COURSE_HUB_IP", "127.0.0.1")
+c.JupyterHub.port = int(os.environ.get("COURSE_HUB_PORT", "8000"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(os.environ.get("COURSE_HUB_API_PORT", "8081"))
+# configurable-http-proxy from npm (`npm install -g configurable-http-proxy`), started by the hub.
+c.ConfigurableHTTPProxy.command = ["configurable-http-proxy"]
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('COURSE_HUB_PROXY_API_PORT', '8001')}"
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
+c.JupyterHub.cleanup_servers = True  # stopping the hub stops every server it started
+
+# ---------------------------------------------------------------------------- who logs in
+# A shared password, so that a test (and `make hub`) can log in. A real course swaps in its
+# institution's login: PAM (c.JupyterHub.authenticator_class = "pam", the Unix passwords of
+# these same accounts), or OAuth/LTI (oauthenticator's GenericOAuthenticator, ltiauthenticator
+# from the LMS), keeping allowed_users or mapping the LMS's roles to the groups below.
+c.JupyterHub.authenticator_class = "dummy"
+if not os.environ.get("COURSE_HUB_PASSWORD"):
+    raise SystemExit("set COURSE_HUB_PASSWORD: the demo authenticator's shared password (make hub sets one)")
+c.DummyAuthenticator.password = os.environ["COURSE_HUB_PASSWORD"]
+c.Authenticator.allowed_users = set(ROSTER)
+
+# ---------------------------------------------------------------------------- the students' servers
+# Each user's server runs as that Unix user in their own home (LocalProcessSpawner), from the
+# students' environment only; nothing of the hub's own environment (PATH, PYTHONPATH) leaks in.
+c.JupyterHub.spawner_class = "localprocess"
+c.Spawner.cmd = [str(STUDENT_ENV / "bin" / "jupyterhub-singleuser")]
+c.Spawner.default_url = "/lab"
+c.Spawner.env_keep = ["LANG", "LC_ALL"]
+c.Spawner.environment = {
+    "PATH": f"{STUDENT_ENV / 'bin'}:/usr/bin:/bin",
+    "VIRTUAL_ENV": str(STUDENT_ENV),
+    "JUPYTER_CONFIG_PATH": str(ETC_JUPYTER),  # nbgrader's global config: course id and exchange
+}
+c.Spawner.start_timeout = 180  # JupyterLab starts slowly on a loaded 2-core machine
+c.Spawner.http_timeout = 180
+
+# ---------------------------------------------------------------------------- the graders
+c.JupyterHub.load_groups = {FORMGRADE: {"users": GRADERS}}
+c.JupyterHub.load_roles = [
+    {
+        # The graders reach the course's service (formgrader, its terminal) and can find it in
+        # the hub's services list (nbgrader's course list asks for it).
+        "name": FORMGRADE,
+        "groups": [FORMGRADE],
+        "scopes": [f"access:services!service={COURSE_ID}", "list:services", f"read:services!service={COURSE_ID}"],
+    },
+    {
+        # Each server's token carries its owner's permissions, so a grader's own server can list
+        # the course service too; a student's stays limited to the student.
+        "name": "server",
+        "scopes": ["inherit"],
+    },
+]
+
+# The grader account's server, run by the hub as a service named after the course, from the
+# graders' environment. Its working folder is the account's home, whose
+# ~/.jupyter/nbgrader_config.py loads the course folder's configuration (course_tools/hub/deploy.py).
+c.JupyterHub.services = [
+    {
+        "name": COURSE_ID,
+        "url": f"http://127.0.0.1:{SERVICE_PORT}",
+        "command": [str(GRADER_ENV / "bin" / "jupyterhub-singleuser")],
+        "user": GRADER,
+        "cwd": str(GRADER_HOME),
+        "environment": {
+            "JUPYTERHUB_DEFAULT_URL": "/lab",
+            "PATH": f"{GRADER_ENV / 'bin'}:/usr/bin:/bin",
+            "VIRTUAL_ENV": str(GRADER_ENV),
+            "JUPYTER_CONFIG_PATH": str(ETC_JUPYTER),
+            # `course release`, `course grade` ... in the service's terminal act on the course folder.
+            "COURSE_DIR": str(GRADER_HOME / COURSE_ID),
+        },
+        "oauth_no_confirm": True,  # the graders' own course: no "authorize access" page
+    },
+]

@@ -1,0 +1,363 @@
+"""The course on a real JupyterHub, used in a real browser (`make hub-test`; part of `make test`).
+
+A real JupyterHub with configurable-http-proxy and hub/jupyterhub_config.py, real Unix accounts
+from hub/roster.csv, real nbgrader, Debian's Chromium driven by Playwright. One scenario:
+
+ 1. The instructor opens a terminal in the course's grader service, runs `course release
+    04_conv_backward`, and sees it released in formgrader's Manage Assignments.
+ 2. Three students, each in their own browser, fetch 04 in the Assignments tab, open it, put code
+    into the solution cells through the editor (ada: the full solution; cleo: the unflipped-kernel
+    mistake; ben: nothing), run all cells, press Validate (the dialog's verdict is checked),
+    and submit from the Assignments tab.
+ 3. The TA collects and autogrades in formgrader (the hidden suites, in the sandbox, as the
+    grader account), grades the written derivation by hand with points and a comment, and
+    generates and releases feedback.
+ 4. Each student fetches the feedback and opens it: its scores are the gradebook's, and it holds
+    no line of the hidden suites.
+ 5. Isolation: a student's browser is refused the course service, formgrader and another
+    student's server and files; a cell in the student's own notebook cannot read the hidden
+    suites, solutions, sources, gradebook or other students' work, nor import the grader's code.
+
+It needs root, configurable-http-proxy, JupyterHub and Playwright (the `hub` extra), Debian's
+chromium and bubblewrap; without them it is skipped, and with COURSE_REQUIRE_HUB=1 (CI) it fails.
+On failure it saves a screenshot of every open page and the hub's log in hub-test-failure/.
+With COURSE_HUB_SCREENSHOTS=DIR it also writes the README's screenshots there (`make hub-screenshots`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import hub_browser as hb
+from conftest import given_lines, hidden_code_lines
+from course_tools.build import release_notebook
+from course_tools.demo_class import blank, filled_release, with_mistake
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "04_conv_backward"
+FAILURES = ROOT / "hub-test-failure"
+REQUIRE = os.environ.get("COURSE_REQUIRE_HUB", "") == "1"
+PERSONAS = {"demo-ada": filled_release, "demo-cleo": with_mistake, "demo-ben": blank}
+DERIVATION = ("By the chain rule, each input element receives the output gradient times every kernel weight it "
+              "met: dA is the full convolution of dZ with the kernel rotated by 180 degrees, and dW is the "
+              "cross-correlation of the input with dZ.")
+MANUAL = {"demo-ada": (5, "Clear; say why the kernel is rotated."), "demo-cleo": (3, "The rotation is missing.")}
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+def _missing() -> list[str]:
+    from course_tools.hub.envs import EnvError, base_python
+    from course_tools.hub.server import HubError, require_programs
+
+    missing = []
+    try:
+        require_programs()
+    except HubError as err:
+        missing.append(str(err))
+    browser = hb.missing_browser()
+    if browser:
+        missing.append(browser)
+    if not shutil.which("bwrap"):
+        missing.append("bubblewrap (apt-get install bubblewrap): grading runs in its sandbox")
+    try:
+        base_python()
+    except EnvError as err:
+        missing.append(str(err))
+    return missing
+
+
+@pytest.fixture(scope="module")
+def hub():
+    missing = _missing()
+    if missing:
+        message = "the hub test needs " + "; ".join(missing)
+        pytest.fail(message + " (COURSE_REQUIRE_HUB=1)") if REQUIRE else pytest.skip(message)
+    from course_tools.hub.layout import HubLayout
+    from course_tools.hub.session import running_hub
+
+    with running_hub(HubLayout()) as running:
+        yield running
+
+
+@pytest.fixture
+def browser(hub):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = hb.launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def _gradebook(layout):
+    from nbgrader.api import Gradebook
+
+    warnings.filterwarnings("ignore", module=r"nbgrader\..*")
+    return Gradebook(f"sqlite:///{layout.course_folder / 'gradebook.db'}", course_id=layout.course_id)
+
+
+def _scores(layout, student: str) -> dict[str, float]:
+    with _gradebook(layout) as gradebook:
+        submission = gradebook.find_submission(ASSIGNMENT, student)
+        return {g.name: round(float(g.score), 2) for nb in submission.notebooks for g in nb.grades} | {
+            "total": round(float(submission.score), 2)}
+
+
+def _shot(page, name: str) -> None:
+    """A screenshot for the README, when asked for (COURSE_HUB_SCREENSHOTS=DIR)."""
+    folder = os.environ.get("COURSE_HUB_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.wait_for_timeout(1500)  # JupyterLab paints cells scrolled into view a moment later
+        page.screenshot(path=str(Path(folder) / f"hub-{name}.png"))
+
+
+# ---------------------------------------------------------------------------------- the scenario
+def test_a_course_on_the_hub_used_in_a_browser(hub, browser):
+    people: list[hb.Person] = []
+    started = time.monotonic()
+    try:
+        instructor = hb.log_in(browser, hub.url, "demo-instructor", hub.password)
+        people.append(instructor)
+        release_from_the_service_terminal(hub, instructor)
+        students = {}
+        for name in PERSONAS:
+            students[name] = hb.log_in(browser, hub.url, name, hub.password)
+            people.append(students[name])
+            do_the_assignment(hub, students[name], PERSONAS[name](ASSIGNMENT))
+        ta = hb.log_in(browser, hub.url, "demo-ta", hub.password)
+        people.append(ta)
+        grade_in_formgrader(hub, ta)
+        for name, student in students.items():
+            read_the_feedback(hub, student)
+        isolation(hub, students["demo-ada"], ta)
+    except BaseException:
+        FAILURES.mkdir(exist_ok=True)
+        hb.save_screenshots(people, FAILURES)
+        shutil.copy(hub.layout.log, FAILURES / "jupyterhub.log")
+        print(f"screenshots and the hub's log: {FAILURES}")
+        raise
+    print(f"the hub scenario took {time.monotonic() - started:.0f} s")
+
+
+def release_from_the_service_terminal(hub, instructor: hb.Person) -> None:
+    course = hub.layout.course_id
+    page = instructor.page
+    page.goto(instructor.url(f"/services/{course}/lab"))
+    hb.wait_for_lab(page)
+    hb.open_terminal(page)
+    page.keyboard.type(f"course release {ASSIGNMENT}\n")
+    outbound = hub.layout.exchange / course / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    deadline = time.monotonic() + 120
+    while not outbound.exists() and time.monotonic() < deadline:
+        time.sleep(1)
+    assert outbound.exists(), "`course release` in the service's terminal released nothing"
+    formgrader = instructor.context.new_page()
+    formgrader.goto(instructor.url(f"/services/{course}/formgrader"))
+    row = hb.formgrader_row(formgrader, ASSIGNMENT)
+    assert row.locator("td.status").inner_text().strip() == "released"
+    assert hb.formgrader_row(formgrader, "05_pooling_backward").locator("td.status").inner_text().strip() == "draft"
+
+
+def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -> None:
+    page = student.page
+    hb.wait_for_lab(page)
+    hb.fetch(page, ASSIGNMENT)
+    if student.name == "demo-ada":
+        _shot(page, "assignments-tab")
+    panel = hb.open_notebook(page, hub.layout.course_id, ASSIGNMENT)
+    release = nbformat.read(str(release_notebook(ASSIGNMENT)), as_version=4)
+    typed = 0
+    for index, (given, answer) in enumerate(zip(release.cells, answers.cells)):
+        if given.cell_type == "code" and given.metadata.get("nbgrader", {}).get("solution") \
+                and answer.source != given.source:
+            hb.replace_cell_source(page, panel, index, answer.source)
+            typed += 1
+    if student.name in MANUAL:  # the written derivation, in the student's own words
+        derivation = next(i for i, c in enumerate(release.cells)
+                          if c.metadata.get("nbgrader", {}).get("grade_id") == "conv_derivation")
+        hb.replace_cell_source(page, panel, derivation, DERIVATION)
+    hb.run_all(page, panel)
+    hb.save(page, panel, Path('/home') / student.name / ASSIGNMENT / f'{ASSIGNMENT}.ipynb')
+    check = next(i for i, c in enumerate(release.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "conv_backward")
+    outputs = hb.cell(panel, check).locator(".jp-OutputArea").text_content()
+    if student.name == "demo-cleo":
+        assert "Error" in outputs, f"the unflipped kernel passed the visible conv_backward check: {outputs}"
+        hb.cell(panel, check).locator(".jp-OutputArea").scroll_into_view_if_needed()
+        _shot(page, "failing-check")
+    kind, text = hb.validate(page, panel)
+    failed = text.count("The following cell failed")
+    if student.name == "demo-ada":
+        assert typed == 5 and kind == "validation-success", text
+        assert "✓ conv backward matches" in outputs
+    elif student.name == "demo-cleo":
+        assert typed == 5 and kind == "validation-failed" and failed == 1, text
+        assert "check_conv_backward" in text, text
+    else:
+        assert typed == 0 and kind == "validation-failed" and failed >= 4, text
+        assert "NotImplementedError" in text, text
+    hb.close_dialog(page)
+    hb.submit(page, ASSIGNMENT)
+    inbound = hub.layout.exchange / hub.layout.course_id / "inbound"
+    assert [p for p in inbound.iterdir() if p.name.startswith(f"{student.name}+{ASSIGNMENT}+")], "nothing submitted"
+
+
+def grade_in_formgrader(hub, ta: hb.Person) -> None:
+    course, page = hub.layout.course_id, ta.page
+    page.goto(ta.url(f"/services/{course}/formgrader"))
+    _modal_ok(page, hb.formgrader_row(page, ASSIGNMENT).locator("td.collect a"), "Success")
+    page.goto(ta.url(f"/services/{course}/formgrader/manage_submissions/{ASSIGNMENT}"))
+    for student in PERSONAS:
+        row = page.locator("#main-table tr", has_text=student)
+        _modal_ok(page, row.locator("td.autograde a"), "Success")
+        row.locator("td.status", has_text=re.compile(r"^\s*(needs manual grading|graded)\s*$")).wait_for(timeout=300_000)
+    scores = {student: _scores(hub.layout, student) for student in PERSONAS}
+    assert scores["demo-ada"]["conv_backward"] == 8 and scores["demo-cleo"]["conv_backward"] < 8, scores
+    assert scores["demo-cleo"]["conv_im2col_forward"] == 6 and scores["demo-ben"]["total"] == 0, scores
+    assert list((hub.layout.course_folder / ".hidden_suite_results").rglob("*.json")), "the hidden suites did not run"
+    # Manual grading of the written derivation: points and a comment, saved as the TA leaves each field.
+    for student, (points, comment) in MANUAL.items():
+        page.goto(ta.url(f"/services/{course}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}"))
+        link = page.locator("#main-table a.name-shown", has_text=student)
+        link.wait_for(state="attached")
+        # The form fills itself from the gradebook once its page has loaded: a value typed before
+        # then is overwritten, so wait for the page to be quiet, and type again if it was lost.
+        page.goto(ta.url(link.get_attribute("href")), wait_until="networkidle")
+        for attempt in range(3):
+            page.locator("#conv_derivation").fill(str(points))
+            page.keyboard.press("Tab")
+            page.locator("#conv_derivation-comment").fill(comment)
+            page.keyboard.press("Tab")
+            if _wait_for(lambda: _manual(hub.layout, student) == (points, comment), timeout=20):
+                break
+        else:
+            raise AssertionError(f"{student}'s manual grade was not saved: {_manual(hub.layout, student)}")
+        page.locator("#conv_derivation").scroll_into_view_if_needed()
+        if student == "demo-ada":
+            _shot(page, "manual-grading")
+    page.goto(ta.url(f"/services/{course}/formgrader"))
+    _modal_ok(page, hb.formgrader_row(page, ASSIGNMENT).locator("td.generate-feedback a"), "Success")
+    _modal_ok(page, hb.formgrader_row(page, ASSIGNMENT).locator("td.release-feedback a"), "Success")
+    for student in PERSONAS:
+        assert (hub.layout.course_folder / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
+
+
+def _modal_ok(page, button, expected: str) -> None:
+    button.click()
+    modal = page.locator(".modal:visible")
+    modal.locator(".modal-body", has_text=re.compile(f"{expected}|rror")).wait_for(timeout=300_000)
+    text = modal.inner_text()
+    assert expected in text, text
+    modal.locator("button", has_text="OK").first.click()
+    modal.wait_for(state="hidden")
+
+
+def _manual(layout, student: str):
+    with _gradebook(layout) as gradebook:
+        grade = gradebook.find_grade("conv_derivation", ASSIGNMENT, ASSIGNMENT, student)
+        comment = gradebook.find_comment("conv_derivation", ASSIGNMENT, ASSIGNMENT, student)
+        return (grade.manual_score, comment.manual_comment)
+
+
+def _wait_for(condition, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def read_the_feedback(hub, student: hb.Person) -> None:
+    page = student.page
+    hb.fetch_feedback(page, ASSIGNMENT)
+    frame = hb.open_feedback(page, ASSIGNMENT)
+    html = frame.locator("html").inner_html()
+    text = frame.locator("body").inner_text()
+    if student.name == "demo-cleo":
+        _shot(page, "feedback")
+    shown = {name: round(float(score), 2) for name, score in
+             re.findall(r'href="#([\w-]+)">[^<]*</a> \(Score: ([\d.]+) / [\d.]+\)', html)}
+    total = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", text)
+    expected = _scores(hub.layout, student.name)
+    assert total and round(float(total.group(1)), 2) == expected.pop("total"), (text[:300], expected)
+    assert shown == expected, (shown, expected)
+    # Lines of the hidden suites that students never see (the notebook's own helpers they do).
+    leaked = sorted((set(hidden_code_lines()) - given_lines()) & {line.strip() for line in text.splitlines()})
+    assert not leaked, f"the feedback page shows hidden test code: {leaked[:3]}"
+    if student.name in MANUAL:
+        assert MANUAL[student.name][1] in text, "the grader's comment is not in the feedback"
+
+
+def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
+    course, other = hub.layout.course_id, "demo-ben"
+    # The browser: the course service and another student's server are closed to a student.
+    assert student.status_of(f"/user/{student.name}/api/contents/{ASSIGNMENT}") == 200  # the own server works
+    assert ta.status_of(f"/services/{course}/formgrader/manage_assignments") == 200     # and the TA's access
+    # formgrader is off in the student's own server (the student install turns it off).
+    assert student.status_of(f"/user/{student.name}/formgrader") == 404
+    for path in (f"/services/{course}/lab", f"/services/{course}/formgrader",
+                 f"/services/{course}/formgrader/manage_assignments", f"/services/{course}/api/contents",
+                 f"/user/{other}/lab", f"/user/{other}/api/contents/{ASSIGNMENT}",
+                 f"/user/{other}/files/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", f"/hub/api/users/{other}"):
+        assert student.status_of(path) in (403, 404), f"{student.name} reached {path}"
+    # A cell in the student's own notebook: every path the test knows is closed to it.
+    layout, folder = hub.layout, hub.layout.course_folder
+    secrets = [*sorted((layout.bundle / "autograder" / ASSIGNMENT).glob("*.py")), layout.bundle / "autograder",
+               layout.bundle / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+               layout.bundle / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", layout.grader_env,
+               folder / "gradebook.db", folder / ".hidden_suite_results", folder / "nbgrader_config.py",
+               folder / "submitted" / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+               folder / "autograded" / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+               folder / "feedback" / other / ASSIGNMENT / f"{ASSIGNMENT}.html",
+               layout.exchange / course / "inbound", layout.grader_home / ".jupyter" / "nbgrader_config.py",
+               Path("/home") / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"]
+    assert all(os.path.exists(p) for p in secrets), [p for p in secrets if not os.path.exists(p)]
+    found = _probe_from_a_cell(student, [str(p) for p in secrets], layout.exchange / course / "inbound")
+    opened = {path: result for path, result in found["paths"].items() if result != "PermissionError"}
+    assert not opened, f"a student's notebook could open: {opened}"
+    assert found["glob"] == [] and found["modules"] == [], found
+    # Submissions in inbound/ are readable by exact name (nbgrader's model): the name has a random part.
+    for submission in (layout.exchange / course / "inbound").iterdir():
+        assert re.fullmatch(rf"[\w-]+\+{ASSIGNMENT}\+[^+]+\+[\w=-]{{12}}", submission.name), submission.name
+
+
+PROBE = '''import glob, importlib.util, json, os
+found = {"paths": {}}
+for path in json.loads(%r):
+    try:
+        os.listdir(path) if os.path.isdir(path) else open(path, "rb").read(1)
+        found["paths"][path] = "opened"
+    except OSError as err:
+        found["paths"][path] = type(err).__name__
+found["glob"] = glob.glob(%r + "/*")
+found["modules"] = [m for m in ("course_tools", "autograder", "torch") if importlib.util.find_spec(m)]
+print("PROBE" + json.dumps(found))
+'''
+
+
+def _probe_from_a_cell(student: hb.Person, paths: list[str], inbound: Path) -> dict:
+    """A new cell at the end of the student's notebook tries every path; returns what it printed."""
+    page = student.page
+    page.locator(".lm-TabBar-tab", has_text=f"{ASSIGNMENT}.ipynb").first.click()
+    panel = page.locator(".jp-NotebookPanel:visible")
+    last = panel.locator(".jp-Notebook .jp-Cell").last
+    last.scroll_into_view_if_needed()
+    last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")  # a new cell below, as in command mode
+    panel.locator(".jp-Notebook .jp-Cell").last.locator(".cm-content").click()
+    page.keyboard.insert_text(PROBE % (json.dumps(paths), str(inbound)))
+    page.keyboard.press("Shift+Enter")
+    output = panel.locator(".jp-OutputArea-output", has_text="PROBE").last
+    output.wait_for(timeout=60_000)
+    return json.loads(output.inner_text().strip().removeprefix("PROBE"))
