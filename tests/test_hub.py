@@ -244,6 +244,12 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
         page.locator("#conv_derivation").scroll_into_view_if_needed()
         if student == "demo-ada":
             _shot(page, "manual-grading")
+    # Who saved each manual grade: recorded by the grader service (course_tools/report/grading_log.py),
+    # as the hub user, for course report's "graded by".
+    from course_tools.report.grading_log import read_log
+
+    log = read_log(hub.layout.course_folder, ASSIGNMENT)
+    assert {student: log.get((student, "conv_derivation")) for student in MANUAL} == {s: ta.name for s in MANUAL}, log
     page.goto(ta.url(f"/services/{course}/formgrader"))
     _modal_ok(page, hb.formgrader_row(page, ASSIGNMENT).locator("td.generate-feedback a"), "Success")
     _modal_ok(page, hb.formgrader_row(page, ASSIGNMENT).locator("td.release-feedback a"), "Success")

@@ -89,6 +89,11 @@ def build_environments(layout: HubLayout) -> None:
         overrides = env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
         overrides.parent.mkdir(parents=True, exist_ok=True)
         overrides.write_text(json.dumps(LAB_OVERRIDES, indent=2) + "\n")
+    # The graders' service records who saves each manual grade (course report's "graded by").
+    extensions = layout.grader_env / "etc" / "jupyter" / "jupyter_server_config.d"
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "course-grading-log.json").write_text(json.dumps(
+        {"ServerApp": {"jpserver_extensions": {"course_tools.report.grading_log": True}}}, indent=2) + "\n")
     for folder in (layout.student_env, layout.root / "student-package"):
         os.chmod(folder, 0o755)
 
