@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,10 +97,13 @@ class Course:
         from nbgrader.coursedir import CourseDirectory
 
         warnings.filterwarnings("ignore", module=r"nbgrader\..*")  # SQLAlchemy noise from nbgrader's own queries
+        _alembic_on_path()
         return NbGraderAPI(coursedir=CourseDirectory(config=self.config), config=self.config)
 
     def gradebook(self, must_exist: bool = True):
         from nbgrader.api import Gradebook
+
+        _alembic_on_path()
 
         url = self.db_url
         if must_exist and url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
@@ -155,3 +160,12 @@ def ensure_exchange(exchange: Path) -> None:
     except OSError as err:
         raise CourseError(f"cannot create the exchange {exchange} ({err.strerror}); as an administrator run: "
                           f"sudo mkdir -p {exchange} && sudo chmod ugo+rw {exchange}") from None
+
+
+def _alembic_on_path() -> None:
+    """nbgrader opens a non-SQLite gradebook by running the `alembic` command found on PATH; with
+    `.venv/bin/course` called without activating the environment it is not there, so put the
+    interpreter's own scripts folder (where pip installed alembic) in front."""
+    if shutil.which("alembic") is None:
+        scripts = os.path.dirname(sys.executable)
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
