@@ -109,6 +109,21 @@ def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.d
     return None     # nbgrader's default: late work keeps its points
 
 
+def _gradebook_exists(course: Course) -> bool:
+    """Whether the course's gradebook has been created; never creates one (opening nbgrader's
+    Gradebook on an empty database would, running alembic)."""
+    url = course.db_url
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///"):]).exists()
+    from sqlalchemy import create_engine, inspect
+
+    engine = create_engine(url)
+    try:
+        return bool(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
 def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
     """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
     and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
@@ -117,11 +132,10 @@ def open_late_windows(course: Course, assignment: str, now: datetime.datetime | 
     order = list(ASSIGNMENTS)
     earlier = order[:order.index(assignment)]
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    try:
-        with course.gradebook() as gradebook:
-            known = {a.name: a.duedate for a in gradebook.assignments}
-    except CourseError:  # no gradebook yet: nothing was released
+    if not _gradebook_exists(course):  # nothing was released yet (and nbgrader's Gradebook would create one)
         return []
+    with course.gradebook() as gradebook:
+        known = {a.name: a.duedate for a in gradebook.assignments}
     lines = []
     for name in earlier:
         if name not in known:
