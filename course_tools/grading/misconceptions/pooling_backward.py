@@ -59,6 +59,46 @@ def _mask(call: Call, mask_of):
     return in_dtype(mask_of(x, k, s, p), x)
 
 
+def _last_maximum(x, k, s, p):
+    w = windows(x, k, s, p, -np.inf)
+    last = k * k - 1 - w[:, :, :, ::-1, :].argmax(axis=3)  # argmax of the reversed window
+    return (np.arange(k * k)[None, None, None, :, None] == last[:, :, :, None, :]).astype(np.float64)
+
+
+def mask_marks_the_last_maximum(call: Call):
+    return _mask(call, _last_maximum)
+
+
+def _col2im(call: Call, adds: bool = True, crop_minus_p: bool = False):
+    """Col2Im.compute (the task pool_col2im) with a wrong step: slabs assigned (the last window
+    written wins) instead of added, or the padding cropped with [p:-p]."""
+    found = forward_of(call, "Col2Im")
+    if found is None:
+        return None
+    attrs, (columns,) = found
+    k, s, p = _geometry(attrs)
+    n, h, w, c = attrs["in_shape"]
+    _, h_out, w_out, _, _ = columns.shape
+    out = np.zeros((n, h + 2 * p, w + 2 * p, c))
+    for u in range(k):
+        for v in range(k):
+            at = (slice(None), slice(u, u + s * (h_out - 1) + 1, s), slice(v, v + s * (w_out - 1) + 1, s), slice(None))
+            out[at] = out[at] + columns[:, :, :, u * k + v, :] if adds else columns[:, :, :, u * k + v, :]
+    out = out[:, p:-p, p:-p, :] if crop_minus_p else out[:, p:p + h, p:p + w, :]
+    return in_dtype(out, columns)
+
+
+def col2im_assigns_instead_of_adding(call: Call):
+    return _col2im(call, adds=False)
+
+
+def col2im_crops_minus_p(call: Call):
+    found = forward_of(call, "Col2Im")
+    if found is None or _geometry(found[0])[2] > 0:
+        return None  # [p:-p] is right for p > 0
+    return _col2im(call, crop_minus_p=True)
+
+
 def ties_to_every_maximum(call: Call):
     return _mask(call, _every_maximum)
 
@@ -131,6 +171,24 @@ MISCONCEPTIONS = [
         "would get no gradient. Find the maxima exactly as the forward pass does, with -inf padding.",
         _where(4, "Max pooling, backward: routing", " (4a)"), backward_mask_pads_with_zeros),
     Misconception(
+        "maxpool_mask", "mask_marks_the_last_maximum", "the mask marks the last maximum of a tied window",
+        "When several elements tie for a window's maximum, your mask marks the last of them. The course, like "
+        "PyTorch, marks the first one in row-major window order (top row first, left to right), which is what "
+        "argmax over the window returns; without ties the two agree, so only tied windows show it.",
+        _where(4, "Max pooling, backward: routing", ' (4a) and section 7, "Ties"'), mask_marks_the_last_maximum),
+    Misconception(
+        "pool_col2im", "col2im_assigns_instead_of_adding",
+        "col2im writes each window's slab with = instead of adding it",
+        "Where windows overlap (stride smaller than the kernel), one input position receives values from several "
+        "windows, and col2im must add them all up. Writing each slab with = keeps only the last window's value "
+        "at such a position; without overlap the two agree.",
+        _where(4, "Max pooling, backward: routing", " (4b)"), col2im_assigns_instead_of_adding),
+    Misconception(
+        "pool_col2im", "col2im_crops_minus_p", "the padding is cropped with [p:-p]",
+        "Your col2im crops the padding with [p:-p]. For p > 0 that is right, but for p = 0 it is the slice 0:0, "
+        "which is empty: the result then has no rows and no columns. Crop with [p:p + h] (or only when p > 0).",
+        _where(4, "Max pooling, backward: routing", " (4b)"), col2im_crops_minus_p),
+    Misconception(
         "avgpool_forward", "avgpool_without_division", "the window is summed, not averaged",
         "Your average pooling adds up the k*k values of each window but does not divide by k*k, so every output "
         "is k^2 times too large. The divisor is always k^2, padded zeros included.",
@@ -149,7 +207,7 @@ MISCONCEPTIONS = [
 
 
 # Inputs on which these mistakes show, for `course check` (probes.py): padding with all-negative
-# inputs, integer inputs with tied maxima, overlapping windows.
+# inputs, integer inputs with tied maxima, overlapping windows, col2im with and without padding.
 def _probes() -> list[Probe]:
     r = np.random.default_rng(505)
     probes = []
@@ -158,6 +216,12 @@ def _probes() -> list[Probe]:
         out = windows(np.zeros(shape), k, s, p, 0.0).shape[:3] + (shape[3],)
         negative, ties = -1.0 - r.random(shape), r.integers(0, 3, shape).astype(np.float64)
         g = r.integers(-4, 5, out).astype(np.float64)
+        shape_w = windows(np.zeros(shape), k, s, p, 0.0).shape
+        no_pad = {"in_shape": list(shape), "kernel_size": k, "stride": s, "padding": 0}
+        probes += [Probe("pool_col2im", forward_call("Col2Im", {"in_shape": list(shape), **attrs},
+                                                     r.standard_normal(shape_w)), 1e-10, 1e-12),
+                   Probe("pool_col2im", forward_call("Col2Im", no_pad, r.standard_normal(
+                       windows(np.zeros(shape), k, s, 0, 0.0).shape)), 1e-10, 1e-12)]
         probes += [Probe("maxpool_forward", forward_call("MaxPool2d", attrs, negative), 1e-12, 0),
                    Probe("maxpool_mask", forward_call("FirstMaxMask", attrs, ties), 0, 0),
                    Probe("maxpool_mask", forward_call("FirstMaxMask", attrs, negative), 0, 0),
