@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench bench-grading gpu-check course student-package hub hub-test hub-screenshots clean
+.PHONY: venv demo test bench bench-grading gpu-check course student-package hub hub-test hub-screenshots report-screenshot clean
 
 venv: $(STAMP)
 
@@ -47,8 +47,17 @@ hub-test: venv
 hub-screenshots: venv
 	COURSE_HUB_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_hub.py
 
+# Conv (all presets), pooling and the demo CNN's step against PyTorch: with the default threads,
+# then single-threaded (the steadier figures on a shared machine). About 5 minutes.
+# The instructor report's picture in the README (docs/report.png), from the tests' simulated class.
+report-screenshot: venv
+	COURSE_REPORT_SCREENSHOT=docs $(PY) -m pytest -q tests/test_course_workflow.py -k report_page
+
 bench: venv
-	$(PY) benchmarks/bench_conv.py
+	$(PY) benchmarks/bench_conv.py --all
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/bench_conv.py --all --threads 1
+	$(PY) benchmarks/bench_layers.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/bench_layers.py --threads 1
 
 bench-grading: venv
 	$(PY) benchmarks/bench_grading.py
