@@ -231,7 +231,15 @@ def _bubblewrap_args(view, job: JobFolder, account: Account | None, limits: Limi
         raise SandboxUnavailable(f"{clash[0]} lies under {INSIDE_ROOT}, where the sandbox puts the job")
     # Folders bubblewrap makes on the way to a bound path would be 0700: make them traversable.
     ancestors = {parent for path in (*view.binds, *view.packages, Path(INSIDE_JOB)) for parent in path.parents}
-    for folder in sorted(ancestors - {Path("/")}, key=lambda p: len(p.parts)):
+    # Normally /tmp is a link into the job's tmpfs. When something the worker needs lives under /tmp
+    # (a checkout or a virtual environment there), /tmp must be a folder to hold those mount points:
+    # it becomes a tmpfs of its own, made first, and the write cap is split between the two.
+    tmp_holds_binds = Path("/tmp") in ancestors
+    work_bytes = limits.disk_bytes
+    if tmp_holds_binds:
+        work_bytes = limits.disk_bytes - limits.disk_bytes // 2
+        args += ["--perms", "01777", "--size", str(limits.disk_bytes // 2), "--tmpfs", "/tmp"]
+    for folder in sorted(ancestors - {Path("/"), Path("/tmp")}, key=lambda p: len(p.parts)):
         args += ["--perms", "0755", "--dir", str(folder)]
     for path in view.binds:
         args += ["--ro-bind", str(path), str(path)]
@@ -243,10 +251,11 @@ def _bubblewrap_args(view, job: JobFolder, account: Account | None, limits: Limi
         args += ["--symlink", target, link]
     args += ["--proc", "/proc", "--dev", "/dev",
              "--ro-bind", str(job.ro), INSIDE_JOB,
-             "--perms", "0777", "--size", str(limits.disk_bytes), "--tmpfs", INSIDE_WORK,
-             "--perms", "01777", "--dir", f"{INSIDE_WORK}/tmp",
-             "--symlink", f"{INSIDE_WORK}/tmp", "/tmp",
-             "--chdir", INSIDE_WORK]
+             "--perms", "0777", "--size", str(work_bytes), "--tmpfs", INSIDE_WORK,
+             "--perms", "01777", "--dir", f"{INSIDE_WORK}/tmp"]
+    if not tmp_holds_binds:
+        args += ["--symlink", f"{INSIDE_WORK}/tmp", "/tmp"]
+    args += ["--chdir", INSIDE_WORK]
     return args
 
 
