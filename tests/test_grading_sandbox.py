@@ -201,6 +201,35 @@ def test_a_submission_sees_only_the_allow_list(tmp_path):
         assert forbidden not in everything, forbidden
 
 
+def test_the_sandbox_starts_when_what_it_binds_lies_under_tmp(tmp_path):
+    """A checkout or virtual environment under /tmp (pytest's tmp_path is one): /tmp must hold the
+    mount points of those binds and stay writable. Once every grading failed there, because
+    bubblewrap could not make /tmp a link where it had made a folder."""
+    import dataclasses
+    import subprocess
+    import types
+
+    from course_tools.grading.runtime import runtime_view
+
+    package = tmp_path / "venv" / "site-packages"
+    package.mkdir(parents=True)
+    (package / "marker.txt").write_text("bound")
+    assert str(package).startswith("/tmp/")
+    view = runtime_view()
+    view = dataclasses.replace(view, packages=(*view.packages, package))
+    job = types.SimpleNamespace(ro=tmp_path / "ro", work=tmp_path / "work")
+    job.ro.mkdir()
+    account = sandbox.grading_account() if os.geteuid() == 0 else None
+    args = sandbox._bubblewrap_args(view, job, account, sandbox.Limits())
+    code = (f"import os; print(open({str(package / 'marker.txt')!r}).read()); "
+            "open('/tmp/scratch', 'w').write('x'); print(sorted(os.listdir('/tmp')))")
+    done = subprocess.run([*args, str(view.python), "-I", "-S", "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "bound" in done.stdout and "scratch" in done.stdout
+    assert not (Path("/tmp") / "scratch").exists() or (Path("/tmp") / "scratch").read_text() != "x"
+
+
 def test_the_worker_never_runs_as_root(tmp_path):
     path = tmp_path / "01_forward_ops.ipynb"
     nbformat.write(inject(source("01_forward_ops"), WALK), str(path))
