@@ -100,13 +100,27 @@ class Course:
         _alembic_on_path()
         return NbGraderAPI(coursedir=CourseDirectory(config=self.config), config=self.config)
 
+    def gradebook_exists(self) -> bool:
+        """Whether the gradebook has been created; never creates one (opening nbgrader's Gradebook
+        on an empty database would, running alembic)."""
+        url = self.db_url
+        if url.startswith("sqlite:///"):
+            return Path(url[len("sqlite:///"):]).exists()
+        from sqlalchemy import create_engine, inspect
+
+        engine = create_engine(url)
+        try:
+            return bool(inspect(engine).get_table_names())
+        finally:
+            engine.dispose()
+
     def gradebook(self, must_exist: bool = True):
         from nbgrader.api import Gradebook
 
         _alembic_on_path()
-
         url = self.db_url
-        if must_exist and url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        # On a server database (PostgreSQL) nbgrader creates the tables when it first opens it.
+        if must_exist and url.startswith("sqlite:///") and not self.gradebook_exists():
             raise CourseError(f"no gradebook at {url[len('sqlite:///'):]}: release an assignment first "
                               f"(course release <id>), or pass --course with the course folder")
         warnings.filterwarnings("ignore", module=r"nbgrader\..*")

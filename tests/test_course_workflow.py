@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import datetime
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import gradebook_task_scores, hidden_code_lines
+from hub_browser import CHROMIUM, CHROMIUM_ARGS
 from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
@@ -348,13 +348,11 @@ def test_report_page_is_self_contained_and_renders(semester, tmp_path):
     assert not parser.links, "the page must not load anything from elsewhere"
     for section in ("Tasks", "What the class got wrong", "Signals", "Late work", "Grading errors (not scores)"):
         assert f"<h2>{section}</h2>" in text
-    chromium = shutil.which("chromium")
-    if chromium:  # the browser the hub's tests use: the page renders to a non-blank screenshot
+    if CHROMIUM.exists():  # the browser the hub's tests use: the page renders to a non-blank screenshot
         # COURSE_REPORT_SCREENSHOT=docs (make report-screenshot) keeps it as the README's picture
         shot = Path(os.environ.get("COURSE_REPORT_SCREENSHOT") or tmp_path).resolve() / "report.png"
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                        "--disable-component-update", "--no-first-run", f"--screenshot={shot}",
-                        "--window-size=1200,1600", page.as_uri()], capture_output=True, timeout=120)
+        subprocess.run([str(CHROMIUM), *CHROMIUM_ARGS, f"--screenshot={shot}", "--window-size=1200,1600",
+                        page.as_uri()], capture_output=True, timeout=120)
         assert shot.exists() and shot.stat().st_size > 20000
 
 

@@ -109,21 +109,6 @@ def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.d
     return None     # nbgrader's default: late work keeps its points
 
 
-def _gradebook_exists(course: Course) -> bool:
-    """Whether the course's gradebook has been created; never creates one (opening nbgrader's
-    Gradebook on an empty database would, running alembic)."""
-    url = course.db_url
-    if url.startswith("sqlite:///"):
-        return Path(url[len("sqlite:///"):]).exists()
-    from sqlalchemy import create_engine, inspect
-
-    engine = create_engine(url)
-    try:
-        return bool(inspect(engine).get_table_names())
-    finally:
-        engine.dispose()
-
-
 def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
     """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
     and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
@@ -132,7 +117,7 @@ def open_late_windows(course: Course, assignment: str, now: datetime.datetime | 
     order = list(ASSIGNMENTS)
     earlier = order[:order.index(assignment)]
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    if not _gradebook_exists(course):  # nothing was released yet (and nbgrader's Gradebook would create one)
+    if not course.gradebook_exists():  # nothing was released yet (and nbgrader's Gradebook would create one)
         return []
     with course.gradebook() as gradebook:
         known = {a.name: a.duedate for a in gradebook.assignments}
@@ -412,7 +397,7 @@ def status(course: Course, assignment: str | None) -> int:
         collected = course.submitted_students(name)
         graded = [r for r in grade_rows(course, name, collected) if r["score"] is not None]
         finals = [r["final"] for r in graded]
-        released = (course.exchange / course.course_id / "outbound" / name).is_dir()
+        released = _released(course, name)
         end = late_window_end(course, due)
         rows.append([name, "yes" if released else "no", f"{due:%Y-%m-%d %H:%M}" if due else "-",
                      f"{end:%Y-%m-%d %H:%M}" if end else ("-" if due is None else "no end"),
@@ -428,13 +413,18 @@ def status(course: Course, assignment: str | None) -> int:
     return 0
 
 
+def _released(course: Course, assignment: str) -> bool:
+    """Whether the assignment is in the exchange's outbound folder (students can fetch it)."""
+    return (course.exchange / course.course_id / "outbound" / assignment).is_dir()
+
+
 def _say_release_order(course: Course, known: dict) -> None:
     """Releases that have revealed, or would reveal, the solution of an assignment still open to late work."""
     from course_lib.tasks import ASSIGNMENTS
 
     order = list(ASSIGNMENTS)
     for name in order[1:]:
-        released = (course.exchange / course.course_id / "outbound" / name).is_dir()
+        released = _released(course, name)
         if name in known and released:
             for line in open_late_windows(course, name):
                 _say(f"revealed: {name} is released and {line}")

@@ -69,6 +69,12 @@ class Misconception:
         return {"name": self.name, "title": self.title, "explanation": self.explanation, "where": self.where}
 
 
+def notebook_place(part: str, notebook: str, title: str, more: str = "") -> str:
+    """A Misconception's ``where``: 'section 6 of 04_conv_backward, "The backward pass, as
+    convolutions"' (``part`` names the section or Part; ``more`` follows the quoted title)."""
+    return f"{part} of {notebook}, \"{title}\"{more}"
+
+
 def misconceptions_of(assignment: str) -> list[Misconception]:
     """The catalogue of one assignment (empty where none is written)."""
     module_name = f"course_tools.grading.misconceptions.{assignment.split('_', 1)[1]}"

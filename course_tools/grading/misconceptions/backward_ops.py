@@ -10,7 +10,7 @@ import numpy as np
 
 from course_lib import tasks
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ..reference import op_gradient
 from ._calls import (Probe, call_of, function_call, gradient_call, gradient_of, in_dtype, reevaluated_gradient_of,
                      request_call, request_of)
@@ -24,7 +24,7 @@ OP_OF_TASK = {"backward_power_scalar": "PowerScalar", "backward_divide": "EWiseD
 
 
 def _where(part: str, title: str) -> str:
-    return f"{part} of {NOTEBOOK}, \"{title}\""
+    return notebook_place(part, NOTEBOOK, title)
 
 
 def wrong_gradient(op: str, adjoints):

@@ -10,11 +10,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ._calls import Probe, function_call, forward_call, gradient_call, request_call
 
-WHERE_BACKWARD = "section 6 of 04_conv_backward, \"The backward pass, as convolutions\""
-WHERE_NAIVE = "section 4 of 04_conv_backward, \"The naive loops\""
+NOTEBOOK = "04_conv_backward"
+WHERE_BACKWARD = notebook_place("section 6", NOTEBOOK, "The backward pass, as convolutions")
+WHERE_NAIVE = notebook_place("section 4", NOTEBOOK, "The naive loops")
 
 
 def _nchw(x):
@@ -263,8 +264,8 @@ def nn_conv_layout_by_reshape(call: Call):
     return {"out": _nchw(out).astype(x.dtype)}
 
 
-WHERE_IM2COL = "section 5 of 04_conv_backward, \"The forward pass, fast: im2col\""
-WHERE_NN = "section 7 of 04_conv_backward, \"The layer: nn.Conv\""
+WHERE_IM2COL = notebook_place("section 5", NOTEBOOK, "The forward pass, fast: im2col")
+WHERE_NN = notebook_place("section 7", NOTEBOOK, "The layer: nn.Conv")
 
 MISCONCEPTIONS = [
     Misconception(

@@ -13,12 +13,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ._calls import Probe, call_of, function_call, request_call, request_of
 
 NOTEBOOK = "07_experiments"
-WHERE_LAYOUTS = f"Part 1 of {NOTEBOOK}, \"Layouts: the one thing to get right\""
-WHERE_SCALER = f"Part 3 of {NOTEBOOK}, \"Mixed precision with dynamic loss scaling\""
+WHERE_LAYOUTS = notebook_place("Part 1", NOTEBOOK, "Layouts: the one thing to get right")
+WHERE_SCALER = notebook_place("Part 3", NOTEBOOK, "Mixed precision with dynamic loss scaling")
 
 
 # ------------------------------------------------------------------------------ naive conv layouts

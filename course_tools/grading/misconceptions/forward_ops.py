@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ._calls import Probe, forward_call, forward_of, in_dtype
 
 NOTEBOOK = "01_forward_ops"
 
 
 def _where(title: str) -> str:
-    return f"Part 2 of {NOTEBOOK}, \"{title}\""
+    return notebook_place("Part 2", NOTEBOOK, title)
 
 
 def transpose_reverses_all_axes(call: Call):
@@ -68,7 +68,7 @@ MISCONCEPTIONS = [
         "forward_relu", "relu_returns_the_mask", "relu returns the 0/1 mask instead of the values",
         "Your relu returns 1 where a > 0 and 0 elsewhere: that is the mask (and the derivative of relu), not "
         "relu itself. relu keeps the positive values as they are, max(a, 0), e.g. with a.maximum(0).",
-        f"Part 1 of {NOTEBOOK}, \"relu: max(a, 0)\"", relu_returns_the_mask),
+        notebook_place("Part 1", NOTEBOOK, "relu: max(a, 0)"), relu_returns_the_mask),
     Misconception(
         "forward_matmul", "matmul_transposed_product", "matmul returns the transposed product",
         "Your matmul returns (a b)^T = b^T a^T: every product comes out transposed, (n, k) @ (k, m) gives "

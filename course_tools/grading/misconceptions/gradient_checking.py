@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ..worker.scenarios import FUNCTIONS
 from ._calls import Probe, request_call, request_of
 
 NOTEBOOK = "06_gradient_checking"
-WHERE_CENTRAL = f"section 1 of {NOTEBOOK}, \"Two oracles for a gradient\" (Central differences)"
+WHERE_CENTRAL = notebook_place("section 1", NOTEBOOK, "Two oracles for a gradient", " (Central differences)")
 WHERE_SWEEP = f"sections 3 and 4 of {NOTEBOOK}, \"Why central differences work\" and \"Measuring the best step size\""
 
 

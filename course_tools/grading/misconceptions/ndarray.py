@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ..worker.protocol import StridedView
 from ._calls import Probe, gradient_call, gradient_of, in_dtype, request_call
 
@@ -159,7 +159,7 @@ def undilate_gradient_not_cropped(call: Call):
 
 
 def _where(section: int, title: str, more: str = "") -> str:
-    return f"section {section} of {NOTEBOOK}, \"{title}\"{more}"
+    return notebook_place(f"section {section}", NOTEBOOK, title, more)
 
 
 MISCONCEPTIONS = [

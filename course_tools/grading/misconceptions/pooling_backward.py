@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception
+from ..diagnosis import Call, Misconception, notebook_place
 from ._calls import Probe, call_of, forward_call, forward_of, gradient_call, gradient_of, in_dtype
 
 NOTEBOOK = "05_pooling_backward"
@@ -147,7 +147,7 @@ def avgpool_backward_without_division(call: Call):
 
 
 def _where(section: int, title: str, more: str = "") -> str:
-    return f"section {section} of {NOTEBOOK}, \"{title}\"{more}"
+    return notebook_place(f"section {section}", NOTEBOOK, title, more)
 
 
 MISCONCEPTIONS = [
