@@ -335,12 +335,18 @@ def _reference(x_nhwc, w_kkio, g_nhwc, stride, padding, device):
     return "course_lib on the CPU", out.numpy(), gx.numpy(), gw.numpy()
 
 
-def run_config(name, n, hw, c_in, c_out, k, stride, padding, repeats, warmup, rng, tol, device=None):
-    device = device or course_lib.cpu()
+def conv_inputs(rng, n, hw, c_in, c_out, k, stride, padding):
+    """(H_out, x (N, H, W, C_in), kernel (K, K, C_in, C_out), out_grad (N, H_out, W_out, C_out)), float32."""
     h_out = (hw + 2 * padding - k) // stride + 1
     x_nhwc = rng.standard_normal((n, hw, hw, c_in), dtype=np.float32)
     w_kkio = (rng.standard_normal((k, k, c_in, c_out), dtype=np.float32) / np.sqrt(k * k * c_in)).astype(np.float32)
     g_nhwc = rng.standard_normal((n, h_out, h_out, c_out), dtype=np.float32)
+    return h_out, x_nhwc, w_kkio, g_nhwc
+
+
+def run_config(name, n, hw, c_in, c_out, k, stride, padding, repeats, warmup, rng, tol, device=None):
+    device = device or course_lib.cpu()
+    h_out, x_nhwc, w_kkio, g_nhwc = conv_inputs(rng, n, hw, c_in, c_out, k, stride, padding)
 
     course_lib_step = _course_lib_step(x_nhwc, w_kkio, g_nhwc, stride, padding, device)
     # torch is timed on the device course_lib runs on, or not at all (a CPU torch is no
@@ -421,16 +427,12 @@ def _status_kib(field: str) -> int:
 
 
 def _peak_child(library: str, args) -> None:
-    rng = np.random.default_rng(args.seed)
-    hw, k, p = args.hw, args.k, args.padding
-    h_out = (hw + 2 * p - k) // args.stride + 1
-    x = rng.standard_normal((args.n, hw, hw, args.cin), dtype=np.float32)
-    w = rng.standard_normal((k, k, args.cin, args.cout), dtype=np.float32)
-    g = rng.standard_normal((args.n, h_out, h_out, args.cout), dtype=np.float32)
+    _, x, w, g = conv_inputs(np.random.default_rng(args.seed), args.n, args.hw, args.cin, args.cout, args.k,
+                             args.stride, args.padding)
     if library == "torch":
-        step = _torch_step(x, w, g, args.stride, p, "cpu")
+        step = _torch_step(x, w, g, args.stride, args.padding, "cpu")
     else:
-        step = _course_lib_step(x, w, g, args.stride, p, course_lib.cpu())
+        step = _course_lib_step(x, w, g, args.stride, args.padding, course_lib.cpu())
     ctypes.CDLL("libc.so.6").malloc_trim(0)  # what imports and set-up freed leaves the resident set
     before = _status_kib("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
