@@ -1,5 +1,7 @@
 """ops.conv (NHWC input, (KH, KW, C_in, C_out) kernel) vs torch.nn.functional.conv2d (NCHW),
 finite differences, the hand-computed example, second order, and bad arguments."""
+import importlib
+
 import numpy as np
 import pytest
 import torch
@@ -149,3 +151,54 @@ def test_conv_mismatched_dtypes_raise_naming_dtypes(device):
     with pytest.raises(TypeError, match="float32") as info:
         ops.conv(tensor(np.ones((1, 5, 5, 1)), device, "float32"), tensor(np.ones((3, 3, 1, 1)), device, "float64"))
     assert "float64" in str(info.value)
+
+
+# ---------------------------------------------------------------------------- pieces (Conv.evaluate)
+PIECE_CASES = [
+    (5, 9, 9, 3, 4, 3, 3, 1, 1, 1),      # image pieces, last one shorter
+    (4, 10, 8, 5, 2, 3, 2, 2, 1, 1),     # stride 2: the backward's dilated gradient in pieces
+    (3, 11, 11, 7, 3, 5, 5, 1, 2, 2),    # K=5, dilation 2
+]
+
+
+@pytest.mark.parametrize("min_rows", [1, 10_000], ids=["image-pieces", "channel-pieces"])
+@pytest.mark.parametrize("case", PIECE_CASES, ids=conv_id)
+def test_conv_in_cache_sized_pieces_matches_torch(rng, monkeypatch, case, min_rows):
+    """With a tiny cache budget every conv of the forward and backward runs in pieces (one
+    image, or one input channel, at a time); the values must stay torch's."""
+    from course_lib.backend import cpu
+    conv_module = importlib.import_module("course_lib.ops.conv")
+
+    monkeypatch.setattr(conv_module, "COLUMN_CACHE_BYTES", 1)
+    monkeypatch.setattr(conv_module, "MIN_PIECE_ROWS", min_rows)
+    pieces = []
+    compute = conv_module.Conv.compute
+    monkeypatch.setattr(conv_module.Conv, "compute", lambda self, a, b: pieces.append(a.shape) or compute(self, a, b))
+    n, h, w_, ci, co, kh, kw, s, p, d = case
+    x, w = conv_inputs(rng, case)
+    x_c, w_c = tensor(x, cpu()), tensor(w, cpu())
+    out = ops.conv(x_c, w_c, stride=s, padding=p, dilation=d)
+    expected = torch_conv_nhwc(s, p, d)(torch.tensor(x), torch.tensor(w))
+    assert_close(out, expected.numpy(), what="output computed in pieces")
+    split_along = 0 if min_rows == 1 else 3
+    assert pieces[0][split_along] == 1 and len(pieces) == x.shape[split_along], pieces
+
+    v = rng.standard_normal(out.shape)
+    out.backward(tensor(v, cpu(), requires_grad=False))
+    v_t = to_torch_nchw(v)
+    grad_x = torch.nn.grad.conv2d_input((n, ci, h, w_), kernel_to_torch(w), v_t, stride=s, padding=p, dilation=d)
+    grad_w = torch.nn.grad.conv2d_weight(to_torch_nchw(x), (co, ci, kh, kw), v_t, stride=s, padding=p, dilation=d)
+    assert_close(x_c.grad, from_torch_nchw(grad_x), what="input gradient computed in pieces")
+    assert_close(w_c.grad, kernel_from_torch(grad_w), what="kernel gradient computed in pieces")
+
+
+def test_conv_pieces_keep_float32(rng, monkeypatch):
+    from course_lib.backend import cpu
+    conv_module = importlib.import_module("course_lib.ops.conv")
+
+    monkeypatch.setattr(conv_module, "COLUMN_CACHE_BYTES", 1)
+    for min_rows in (1, 10_000):
+        monkeypatch.setattr(conv_module, "MIN_PIECE_ROWS", min_rows)
+        out = ops.conv(tensor(rng.standard_normal((3, 6, 6, 2)), cpu(), "float32"),
+                       tensor(rng.standard_normal((3, 3, 2, 4)), cpu(), "float32"), padding=1)
+        assert out.dtype == "float32" and out.shape == (3, 6, 6, 4)

@@ -52,6 +52,11 @@ class Op:
         """Partial adjoints of each input, given the adjoint ``out_grad`` of ``node``."""
         raise NotImplementedError
 
+    def evaluate(self, *args: NDArray):
+        """How the graph runs ``compute``: once, on the whole inputs. An op may override this
+        to split large inputs into pieces and call ``compute`` on each (Conv does)."""
+        return self.compute(*args)
+
     def gradient_as_tuple(self, out_grad: "Value", node: "Value") -> tuple:
         grads = self.gradient(out_grad, node)
         if isinstance(grads, tuple):
@@ -89,7 +94,7 @@ class Value:
     def realize_cached_data(self):
         """The node's data, computing it (and its inputs') if lazy mode left it empty."""
         if self.cached_data is None:
-            self.cached_data = self.op.compute(*[x.realize_cached_data() for x in self.inputs])
+            self.cached_data = self.op.evaluate(*[x.realize_cached_data() for x in self.inputs])
         return self.cached_data
 
     def is_leaf(self) -> bool:

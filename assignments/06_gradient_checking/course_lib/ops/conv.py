@@ -41,6 +41,23 @@ def _check_conv_args(a_shape, b_shape, stride, padding, dilation, a_dtype=None, 
         raise TypeError(f"conv: input dtype {a_dtype} and kernel dtype {b_dtype} differ")
 
 
+# Pieces of a convolution's forward (Conv.evaluate): a column matrix up to this size stays in
+# the processor's caches (1 to 8 MiB measured about equally good on the course's machine, 1 MiB
+# of L2 a core and 32 MiB of L3); fewer rows than the minimum make the matrix multiply itself
+# slow. Measured in benchmarks/README.md.
+COLUMN_CACHE_BYTES = 4 << 20
+MIN_PIECE_ROWS = 256
+
+
+def _axis_slice(x: NDArray, axis: int, start: int, stop: int) -> NDArray:
+    """x[..., start:stop, ...] along ``axis``, a view built by the library (not by the
+    students' NDArray.__getitem__, which some releases leave to them)."""
+    shape = list(x.shape)
+    shape[axis] = stop - start
+    return NDArray.make(shape, strides=x.strides, device=x.device, handle=x.handle,
+                        offset=x.offset + start * x.strides[axis])
+
+
 def conv_output_size(n: int, k: int, stride: int, padding: int, dilation: int) -> int:
     """H_out = (H + 2p - d(K - 1) - 1) // s + 1."""
     return (n + 2 * padding - dilation * (k - 1) - 1) // stride + 1
@@ -71,6 +88,51 @@ class Conv(TensorOp):
         columns = windows.compact().reshape((n * h_out * w_out, kh * kw * c_in))
         out = columns @ b.compact().reshape((kh * kw * c_in, c_out))
         return out.reshape((n, h_out, w_out, c_out))
+
+    def evaluate(self, a: NDArray, b: NDArray) -> NDArray:
+        """Run ``compute`` (the im2col of assignment 04) on pieces whose column matrix fits in
+        the processor's cache, when the whole one would not.
+
+        The column matrix of a large batch (75 MiB for the input gradient of the benchmark's
+        N=32, 32x32, 64-channel layer) is written to memory and read back by the matrix
+        multiply; a piece of ``COLUMN_CACHE_BYTES`` is read back from cache, and the freed
+        buffer is reused by the next piece. A convolution is separate in its batch (out[n]
+        depends on a[n] only) and a sum over its input channels, so pieces are either images,
+        written into their rows of the output, or channels (when one image's windows are too
+        few rows to keep a matrix multiply efficient: the kernel gradient's conv, whose
+        "images" are the C_in channels), added up.
+        """
+        _check_conv_args(a.shape, b.shape, self.stride, self.padding, self.dilation, a.dtype, b.dtype)
+        if not a.device.is_host or min(a.shape) == 0 or min(b.shape) == 0:
+            # A GPU's matrix multiply is limited by launches, not by a cache: one piece.
+            return self.compute(a, b)
+        n, h, w, c_in = a.shape
+        kh, kw, _, _ = b.shape
+        s, p, d = self.stride, self.padding, self.dilation
+        rows = conv_output_size(h, kh, s, p, d) * conv_output_size(w, kw, s, p, d)
+        itemsize = a.handle.itemsize
+        image_bytes = rows * kh * kw * c_in * itemsize  # one image's columns
+        if n * image_bytes <= COLUMN_CACHE_BYTES:
+            return self.compute(a, b)
+        b = b.compact()  # compacted once, not once per piece
+        xp = a.device.xp
+        if rows >= MIN_PIECE_ROWS:
+            step = max(1, COLUMN_CACHE_BYTES // image_bytes)
+            out = None
+            for start in range(0, n, step):
+                piece = self.compute(_axis_slice(a, 0, start, min(n, start + step)), b)
+                if out is None:
+                    out = xp.empty((n,) + piece.shape[1:], dtype=piece.handle.dtype)
+                out[start:start + piece.shape[0]] = piece._view()
+            return NDArray._wrap(out, a.device)
+        channel_bytes = n * rows * kh * kw * itemsize  # one input channel's columns
+        step = max(1, COLUMN_CACHE_BYTES // channel_bytes)
+        total = None
+        for start in range(0, c_in, step):
+            stop = min(c_in, start + step)
+            piece = self.compute(_axis_slice(a, 3, start, stop), _axis_slice(b, 2, start, stop))._view()
+            total = piece.copy() if total is None else total.__iadd__(piece)
+        return NDArray._wrap(total, a.device)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         a, b = node.inputs
