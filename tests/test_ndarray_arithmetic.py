@@ -112,6 +112,38 @@ def test_batched_matmul_broadcasts_batch_axes(device, rng, dtype, shape_a, shape
     assert_close(out, np.matmul(x.astype("float64"), y.astype("float64")), dtype)
 
 
+@pytest.mark.parametrize("shape_a, shape_b", [((64, 288), (288, 32)), ((3, 40, 70), (70, 9)), ((5, 1), (1, 4))], ids=str)
+def test_float16_matmul_is_numpys_float16_matmul_bit_for_bit(rng, shape_a, shape_b):
+    """On the CPU course_lib multiplies float16 through float32 BLAS, rounding once: the same
+    arithmetic as NumPy's own float16 loop (float32 sums), so the same bits, only faster."""
+    x = (rng.standard_normal(shape_a) * 3).astype("float16")
+    y = (rng.standard_normal(shape_b) * 3).astype("float16")
+    out = nd.array(x) @ nd.array(y)
+    assert out.dtype == "float16"
+    np.testing.assert_array_equal(out.numpy(), np.matmul(x, y))
+
+
+def test_float16_matmul_needs_little_more_memory_than_its_output(rng):
+    """The float32 copies are made a few rows at a time: 07 measures a float16 step's memory."""
+    from course_lib.profiler import measure
+
+    x = nd.array(rng.standard_normal((4096, 288)).astype("float16"))
+    y = nd.array(rng.standard_normal((288, 16)).astype("float16"))
+    with measure() as m:
+        out = x @ y
+    output_bytes = out.nbytes
+    float32_kernel = 288 * 16 * 4
+    assert m.peak_bytes <= output_bytes + float32_kernel + 2 * nd.FLOAT16_MATMUL_CHUNK_BYTES, m.peak_bytes
+    assert m.peak_bytes < x.nbytes  # a float32 copy of x alone would be twice x
+
+
+def test_float16_matmul_overflows_to_inf_as_float16_does():
+    x = np.full((2, 4), 200.0, dtype="float16")          # each row sums to 4 * 200 * 200 = 160000 > 65504
+    with np.errstate(over="ignore"):
+        out = (nd.array(x) @ nd.array(x.T.copy())).numpy()
+        assert np.isinf(out).all() and np.isinf(np.matmul(x, x.T)).all()
+
+
 def test_matmul_of_transposed_views(device, rng):
     x, y = rng.standard_normal((4, 3)), rng.standard_normal((5, 4))
     out = nd.array(x, device=device).permute((1, 0)) @ nd.array(y, device=device).permute((1, 0))

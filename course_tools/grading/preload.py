@@ -1,11 +1,24 @@
 """What the grading fork server imports once (pool.py): every child forked from it starts with
-these loaded. Importing this module has no other effect."""
-import nbformat  # noqa: F401
-import numpy  # noqa: F401
-import pytest  # noqa: F401
-import torch  # noqa: F401
-import torch.nn.functional  # noqa: F401
+these loaded, and with the sandbox's view of the installed packages worked out (it reads every
+package's file list: a noticeable part of a second, once per `course grade` instead of once
+per notebook). Importing this module has no other effect on the grading.
 
-import course_lib  # noqa: F401
-from course_tools.grading import diagnosis, reference, session, suite, views  # noqa: F401
-from course_tools.grading.misconceptions import conv_backward  # noqa: F401
+PyTorch is set to one thread before anything runs an op (the diagnoser's probes run torch's
+conv at import): GNU OpenMP is not fork-safe, and a child forked from a server whose OpenMP
+threads have started hangs in its first parallel op. One thread per grading process is also
+what `course grade --workers N` wants: N processes side by side, one core each.
+"""
+import torch
+
+torch.set_num_threads(1)
+
+import nbformat  # noqa: E402,F401
+import numpy  # noqa: E402,F401
+import pytest  # noqa: E402,F401
+import torch.nn.functional  # noqa: E402,F401
+
+import course_lib  # noqa: E402,F401
+from course_tools.grading import diagnosis, reference, runtime, session, suite, views  # noqa: E402,F401
+from course_tools.grading.misconceptions import conv_backward  # noqa: E402,F401
+
+runtime.runtime_view()

@@ -84,12 +84,10 @@ def _marker_applies(marker: str) -> bool:
 
 
 def _top_level_paths(dist) -> set[Path]:
-    paths = set()
-    for file in dist.files or ():
-        parts = Path(file).parts
-        if not parts or parts[0] == "..":
-            continue  # scripts installed outside site-packages (bin/): not needed
-        paths.add(Path(dist.locate_file(parts[0])).resolve())
+    # Each top-level name resolved once (a package lists thousands of files under a few names).
+    tops = {Path(file).parts[0] for file in dist.files or () if Path(file).parts}
+    tops.discard("..")  # scripts installed outside site-packages (bin/): not needed
+    paths = {Path(dist.locate_file(top)).resolve() for top in tops}
     return {p for p in paths if p.exists() and p.name != "__pycache__"}
 
 
