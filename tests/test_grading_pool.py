@@ -8,6 +8,8 @@ time limit killed it: a grading error for every submission of that assignment.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from course_tools.grading.pool import grade_many
@@ -29,9 +31,6 @@ def test_a_forked_grading_runs_torch_with_its_default_threads_to_full_marks():
 
 def test_the_fork_server_has_no_torch_threads_to_hand_down():
     """What the children inherit: the server's preload leaves PyTorch at one thread."""
-    import subprocess
-    import sys
-
     probe = ("import os, torch; import course_tools.grading.preload; "
              "print(torch.get_num_threads(), len(os.listdir('/proc/self/task')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)

@@ -184,7 +184,7 @@ class StudentSession:
             raise StudentError(self.fatal)
         if self.starts >= MAX_STARTS:
             raise StudentError(f"the notebook's code crashed or hung {MAX_STARTS} times; remaining checks skipped")
-        setting_up = time.monotonic()
+        began = time.monotonic()  # the sandbox's set-up counts as its start
         try:
             self.kind = sandbox.sandbox_kind()
             self.account = sandbox.grading_account()
@@ -217,7 +217,6 @@ class StudentSession:
             os.close(request_read)
             os.close(response_write)
         self.channel = Channel(response_read, request_write)
-        began = setting_up  # the sandbox's set-up counts as its start
         # Until "ready", only the grader's own code has run: any failure is ours, not the student's.
         try:
             ready = self.channel.receive(time.monotonic() + READY_TIMEOUT_S)

@@ -118,7 +118,10 @@ class Conv(TensorOp):
         for start in range(0, c_in, step):
             stop = min(c_in, start + step)
             piece = self.compute(_axis_slice(a, 3, start, stop), _axis_slice(b, 2, start, stop))._view()
-            total = piece.copy() if total is None else total.__iadd__(piece)
+            if total is None:
+                total = piece.copy()
+            else:
+                total += piece
         return NDArray._wrap(total, a.device)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
