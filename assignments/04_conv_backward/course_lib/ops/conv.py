@@ -16,8 +16,11 @@ dilate and transposes, so it is differentiable again.
 """
 from __future__ import annotations
 
+import threading
+
 from ..autograd import Tensor, TensorOp
 from ..nd import NDArray
+from ..parallel import run_in_blocks, split_range
 from .flip_dilate import crop, dilate, flip, pad
 from .shaping import transpose
 
@@ -58,6 +61,11 @@ def _axis_slice(x: NDArray, axis: int, start: int, stop: int) -> NDArray:
                         offset=x.offset + start * x.strides[axis])
 
 
+def _pieces(block: range, most: int) -> list:
+    """``block`` in as few consecutive pieces of at most ``most`` as can be, of even length."""
+    return split_range(block, -(-len(block) // most))
+
+
 def conv_output_size(n: int, k: int, stride: int, padding: int, dilation: int) -> int:
     """H_out = (H + 2p - d(K - 1) - 1) // s + 1."""
     return (n + 2 * padding - dilation * (k - 1) - 1) // stride + 1
@@ -87,7 +95,8 @@ class Conv(TensorOp):
         depends on a[n] only) and a sum over its input channels, so pieces are either images,
         written into their rows of the output, or channels (when one image's windows are too
         few rows to keep a matrix multiply efficient: the kernel gradient's conv, whose
-        "images" are the C_in channels), added up.
+        "images" are the C_in channels), added up. The pieces are shared out over the cores
+        (``course_lib.parallel``): one thread each, with a single-threaded BLAS.
         """
         _check_conv_args(a.shape, b.shape, self.stride, self.padding, self.dilation, a.dtype, b.dtype)
         if not a.device.is_host or min(a.shape) == 0 or min(b.shape) == 0:
@@ -104,24 +113,41 @@ class Conv(TensorOp):
         b = b.compact()  # compacted once, not once per piece
         xp = a.device.xp
         if rows >= MIN_PIECE_ROWS:
-            step = max(1, COLUMN_CACHE_BYTES // image_bytes)
+            most = max(1, COLUMN_CACHE_BYTES // image_bytes)  # images a piece
             out = None
-            for start in range(0, n, step):
-                piece = self.compute(_axis_slice(a, 0, start, min(n, start + step)), b)
-                if out is None:
-                    out = xp.empty((n,) + piece.shape[1:], dtype=piece.handle.dtype)
-                out[start:start + piece.shape[0]] = piece._view()
+            out_lock = threading.Lock()
+
+            def images(block: range) -> None:
+                nonlocal out
+                for part in _pieces(block, most):
+                    piece = self.compute(_axis_slice(a, 0, part.start, part.stop), b)
+                    with out_lock:  # shaped like the first piece done, whichever core did it
+                        if out is None:
+                            out = xp.empty((n,) + piece.shape[1:], dtype=piece.handle.dtype)
+                    out[part.start:part.stop] = piece._view()
+
+            run_in_blocks(n, images)
             return NDArray._wrap(out, a.device)
         channel_bytes = n * rows * kh * kw * itemsize  # one input channel's columns
-        step = max(1, COLUMN_CACHE_BYTES // channel_bytes)
-        total = None
-        for start in range(0, c_in, step):
-            stop = min(c_in, start + step)
-            piece = self.compute(_axis_slice(a, 3, start, stop), _axis_slice(b, 2, start, stop))._view()
-            if total is None:
-                total = piece.copy()
-            else:
-                total += piece
+        most = max(1, COLUMN_CACHE_BYTES // channel_bytes)  # channels a piece
+
+        def channels(block: range):
+            total = None
+            for part in _pieces(block, most):
+                piece = self.compute(_axis_slice(a, 3, part.start, part.stop),
+                                     _axis_slice(b, 2, part.start, part.stop))._view()
+                if total is None:
+                    total = piece.copy()
+                else:
+                    total += piece
+            return total
+
+        # Each core adds up its own consecutive channels; their sums are added in order, so the
+        # result is the same on every run with the same number of cores.
+        totals = run_in_blocks(c_in, channels)
+        total = totals[0]
+        for other in totals[1:]:
+            total += other
         return NDArray._wrap(total, a.device)
 
     def gradient(self, out_grad: Tensor, node: Tensor):

@@ -16,8 +16,11 @@ dilate and transposes, so it is differentiable again.
 """
 from __future__ import annotations
 
+import threading
+
 from ..autograd import Tensor, TensorOp
 from ..nd import NDArray
+from ..parallel import run_in_blocks, split_range
 from .flip_dilate import crop, dilate, flip, pad
 from .shaping import transpose
 
@@ -56,6 +59,11 @@ def _axis_slice(x: NDArray, axis: int, start: int, stop: int) -> NDArray:
     shape[axis] = stop - start
     return NDArray.make(shape, strides=x.strides, device=x.device, handle=x.handle,
                         offset=x.offset + start * x.strides[axis])
+
+
+def _pieces(block: range, most: int) -> list:
+    """``block`` in as few consecutive pieces of at most ``most`` as can be, of even length."""
+    return split_range(block, -(-len(block) // most))
 
 
 def conv_output_size(n: int, k: int, stride: int, padding: int, dilation: int) -> int:
@@ -100,7 +108,8 @@ class Conv(TensorOp):
         depends on a[n] only) and a sum over its input channels, so pieces are either images,
         written into their rows of the output, or channels (when one image's windows are too
         few rows to keep a matrix multiply efficient: the kernel gradient's conv, whose
-        "images" are the C_in channels), added up.
+        "images" are the C_in channels), added up. The pieces are shared out over the cores
+        (``course_lib.parallel``): one thread each, with a single-threaded BLAS.
         """
         _check_conv_args(a.shape, b.shape, self.stride, self.padding, self.dilation, a.dtype, b.dtype)
         if not a.device.is_host or min(a.shape) == 0 or min(b.shape) == 0:
@@ -117,24 +126,41 @@ class Conv(TensorOp):
         b = b.compact()  # compacted once, not once per piece
         xp = a.device.xp
         if rows >= MIN_PIECE_ROWS:
-            step = max(1, COLUMN_CACHE_BYTES // image_bytes)
+            most = max(1, COLUMN_CACHE_BYTES // image_bytes)  # images a piece
             out = None
-            for start in range(0, n, step):
-                piece = self.compute(_axis_slice(a, 0, start, min(n, start + step)), b)
-                if out is None:
-                    out = xp.empty((n,) + piece.shape[1:], dtype=piece.handle.dtype)
-                out[start:start + piece.shape[0]] = piece._view()
+            out_lock = threading.Lock()
+
+            def images(block: range) -> None:
+                nonlocal out
+                for part in _pieces(block, most):
+                    piece = self.compute(_axis_slice(a, 0, part.start, part.stop), b)
+                    with out_lock:  # shaped like the first piece done, whichever core did it
+                        if out is None:
+                            out = xp.empty((n,) + piece.shape[1:], dtype=piece.handle.dtype)
+                    out[part.start:part.stop] = piece._view()
+
+            run_in_blocks(n, images)
             return NDArray._wrap(out, a.device)
         channel_bytes = n * rows * kh * kw * itemsize  # one input channel's columns
-        step = max(1, COLUMN_CACHE_BYTES // channel_bytes)
-        total = None
-        for start in range(0, c_in, step):
-            stop = min(c_in, start + step)
-            piece = self.compute(_axis_slice(a, 3, start, stop), _axis_slice(b, 2, start, stop))._view()
-            if total is None:
-                total = piece.copy()
-            else:
-                total += piece
+        most = max(1, COLUMN_CACHE_BYTES // channel_bytes)  # channels a piece
+
+        def channels(block: range):
+            total = None
+            for part in _pieces(block, most):
+                piece = self.compute(_axis_slice(a, 3, part.start, part.stop),
+                                     _axis_slice(b, 2, part.start, part.stop))._view()
+                if total is None:
+                    total = piece.copy()
+                else:
+                    total += piece
+            return total
+
+        # Each core adds up its own consecutive channels; their sums are added in order, so the
+        # result is the same on every run with the same number of cores.
+        totals = run_in_blocks(c_in, channels)
+        total = totals[0]
+        for other in totals[1:]:
+            total += other
         return NDArray._wrap(total, a.device)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
@@ -168,13 +194,20 @@ class Conv(TensorOp):
         # the channel axis: a -> (C_in, H, W, N), out_grad -> (H_out, W_out, N, C_out). Output
         # (h, w) read the input at h*s + u*d: out_grad acts as a kernel spread out by the stride
         # (dilation s, the same as the dilated grad above without multiplying its zeros), moved
-        # by d. A stride that does not divide leaves rows past the kernel's last tap: cropped.
-        a_t = transpose(a, (0, 3))
+        # by d. When the stride does not divide, the last rows of the padded input were under no
+        # window: leave them out, or the result would have taps past the kernel's last one.
+        unused_h = (h + 2 * p - d * (kh - 1) - 1) % s
+        unused_w = (w + 2 * p - d * (kw - 1) - 1) % s
+        a_used, p_used = a, p
+        if unused_h or unused_w:
+            # Pad the bottom and right by p - unused instead of p; if that is negative, crop.
+            a_used = pad(a, ((0, 0), (p, max(p - unused_h, 0)), (p, max(p - unused_w, 0)), (0, 0)))
+            if unused_h > p or unused_w > p:
+                a_used = crop(a_used, ((0, 0), (0, max(unused_h - p, 0)), (0, max(unused_w - p, 0)), (0, 0)))
+            p_used = 0
+        a_t = transpose(a_used, (0, 3))
         grad_t = transpose(transpose(out_grad, (0, 1)), (1, 2))
-        grad_b = conv(a_t, grad_t, stride=d, padding=p, dilation=s)  # (C_in, >= KH, >= KW, C_out)
-        extra_h, extra_w = grad_b.shape[1] - kh, grad_b.shape[2] - kw
-        if extra_h or extra_w:
-            grad_b = crop(grad_b, ((0, 0), (0, extra_h), (0, extra_w), (0, 0)))
+        grad_b = conv(a_t, grad_t, stride=d, padding=p_used, dilation=s)  # (C_in, KH, KW, C_out)
         grad_b = transpose(transpose(grad_b, (0, 1)), (1, 2))    # (KH, KW, C_in, C_out)
         return grad_a, grad_b
 
