@@ -77,6 +77,26 @@ def test_reductions_match_numpy(device, rng, reduction, axis, keepdims):
     assert_close(out, expected)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+@pytest.mark.parametrize("axis", [0, 1, 2, 3, -1])
+def test_argmax_is_numpys_first_maximum(device, rng, dtype, axis):
+    # Few distinct values: many ties, where the FIRST maximum must win; -inf and NaN in places.
+    x = rng.integers(-3, 3, size=(3, 4, 9, 5)).astype(dtype)
+    if dtype.startswith("float"):
+        x[0, 0, :, 0] = -np.inf
+        x[1, 2, 3, 4] = np.nan
+    out = nd.array(x, device=device, dtype=dtype).argmax(axis=axis)
+    assert out.dtype == "int64"
+    assert_close(out, np.argmax(x, axis=axis))
+    finite = np.where(np.isnan(x), 0, x).astype(dtype)
+    assert_close(nd.array(finite, device=device, dtype=dtype).argmax(axis=axis), np.argmax(finite, axis=axis))
+
+
+def test_argmax_over_a_long_middle_axis(device, rng):
+    x = rng.standard_normal((2, 300, 3))
+    assert_close(nd.array(x, device=device).argmax(axis=1), np.argmax(x, axis=1))
+
+
 @pytest.mark.parametrize("reduction", ["sum", "max"])
 def test_reductions_of_a_permuted_view(device, rng, reduction):
     x = rng.standard_normal((2, 3, 4))

@@ -146,3 +146,32 @@ def test_a_failing_piece_reaches_the_caller(rng, monkeypatch):
     with pytest.raises(NotImplementedError, match="conv_im2col_forward"):
         ops.conv(tensor(rng.standard_normal((4, 6, 6, 2)), cpu(), "float32"),
                  tensor(rng.standard_normal((3, 3, 2, 3)), cpu(), "float32"), padding=1).numpy()
+
+
+@pytest.mark.parametrize("kind, k, s, p", [("max", 2, 2, 0), ("max", 3, 2, 1), ("avg", 3, 2, 1), ("avg", 2, 1, 1)])
+def test_pooling_on_two_cores_matches_one_core_and_torch(rng, monkeypatch, kind, k, s, p):
+    from course_lib.backend import cpu
+    pooling = importlib.import_module("course_lib.ops.pooling")
+    monkeypatch.setattr(pooling, "PARALLEL_MIN_BYTES", 0)  # every batch shared out
+    x = rng.standard_normal((5, 9, 8, 3)).astype(np.float32)
+    pool = ops.max_pool2d if kind == "max" else ops.avg_pool2d
+    out_shape = (5, (9 + 2 * p - k) // s + 1, (8 + 2 * p - k) // s + 1, 3)
+    v = rng.standard_normal(out_shape).astype(np.float32)
+
+    def forward_backward(workers):
+        monkeypatch.setattr(parallel, "host_workers", lambda: workers)
+        x_c = tensor(x, cpu(), "float32")
+        out = pool(x_c, k, s, p)
+        out.backward(tensor(v, cpu(), "float32", requires_grad=False))
+        return out.numpy(), x_c.grad.numpy()
+
+    (out1, grad1), (out2, grad2) = forward_backward(1), forward_backward(2)
+    np.testing.assert_array_equal(out2, out1)
+    np.testing.assert_array_equal(grad2, grad1)
+
+    xt = to_torch_nchw(x, requires_grad=True)
+    torch_pool = (torch.nn.functional.max_pool2d(xt, k, s, p) if kind == "max"
+                  else torch.nn.functional.avg_pool2d(xt, k, s, p, count_include_pad=True))
+    torch_pool.backward(to_torch_nchw(v))
+    assert_close(out2, from_torch_nchw(torch_pool), rtol=1e-5, atol=1e-6, what=f"{kind} pool on two cores")
+    assert_close(grad2, from_torch_nchw(xt.grad), rtol=1e-5, atol=1e-6, what=f"{kind} pool gradient on two cores")

@@ -17,6 +17,10 @@ only the packages its notebook imports, and gives it one BLAS thread anyway).
 
 The work must be safe to run on several threads at once: course_lib's NDArray operations keep
 no state between calls, so the students' ``compute`` methods are.
+
+Two ways to use it: ``run_in_blocks`` (any work, one block of numbers per core) and
+``batch_over_cores`` (an operation that treats each image of a batch on its own: convolution,
+pooling).
 """
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ try:
     from threadpoolctl import ThreadpoolController
 except ImportError:  # an install without it computes on one core
     ThreadpoolController = None
+
+from .nd import NDArray, axis_slice
 
 T = TypeVar("T")
 
@@ -72,6 +78,11 @@ def split_range(whole: range, parts: int) -> List[range]:
         ranges.append(range(start, stop))
         start = stop
     return ranges
+
+
+def pieces(block: range, most: int) -> List[range]:
+    """``block`` in as few consecutive pieces of at most ``most`` as can be, of even length."""
+    return split_range(block, -(-len(block) // max(1, most)))
 
 
 def run_in_blocks(count: int, work: Callable[[range], T], workers: Optional[int] = None) -> List[T]:
@@ -121,3 +132,41 @@ def run_in_blocks(count: int, work: Callable[[range], T], workers: Optional[int]
     if errors:
         raise errors[min(errors)]
     return results
+
+
+def batch_over_cores(n: int, piece: Callable[[range], NDArray], most: Optional[int] = None) -> NDArray:
+    """An (n, ...) array whose rows ``images`` are ``piece(images)``, for consecutive blocks
+    of the batch ``range(n)``, one block per core (``run_in_blocks``), each block cut into
+    pieces of at most ``most`` images (default: the whole block). The output takes the shape
+    and dtype of the first piece done, on the host.
+
+    piece: images (a range) -> the output rows of those images, an NDArray of len(images) rows.
+    """
+    if n == 0:
+        return piece(range(0))
+    made = {}  # "out": the output, made from the first piece done, whichever core did it
+    made_lock = threading.Lock()
+
+    def block(images: range) -> None:
+        for part in pieces(images, most or len(images)):
+            result = piece(part)
+            with made_lock:
+                if "out" not in made:
+                    made["out"] = result.device.xp.empty((n,) + tuple(result.shape[1:]), dtype=result.handle.dtype)
+                    made["device"] = result.device
+            made["out"][part.start:part.stop] = result._view()
+
+    run_in_blocks(n, block)
+    return NDArray._wrap(made["out"], made["device"])
+
+
+def slices_over_cores(compute: Callable[..., NDArray], *arrays: NDArray, min_bytes: int) -> NDArray:
+    """``compute(*arrays)`` for an operation that treats each image (axis 0 of every array)
+    on its own, with the batch shared out over the cores when the first array is on the host
+    and holds at least ``min_bytes`` (below that a thread costs more than it saves)."""
+    first = arrays[0]
+    if (not first.device.is_host or first.size * first.handle.itemsize < min_bytes
+            or any(x.ndim == 0 or x.shape[0] != first.shape[0] for x in arrays)):
+        return compute(*arrays)  # (batches that differ: compute's own error names the shapes)
+    return batch_over_cores(first.shape[0], lambda images: compute(
+        *[axis_slice(x, 0, images.start, images.stop) for x in arrays]))

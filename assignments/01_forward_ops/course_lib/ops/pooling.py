@@ -19,6 +19,11 @@ from __future__ import annotations
 from .. import nd
 from ..autograd import Tensor, TensorOp
 from ..nd import NDArray
+from ..parallel import slices_over_cores
+
+# Pooling treats each image on its own: on the host, a batch of at least this many bytes is
+# shared out over the cores (course_lib.parallel); on less, a thread costs more than it saves.
+PARALLEL_MIN_BYTES = 1 << 20
 
 
 def _pool_geometry(shape, kernel_size, stride, padding):
@@ -126,6 +131,9 @@ class MaxPool2d(TensorOp):
         k, s, p, _, _ = _pool_geometry(a.shape, self.kernel_size, self.stride, self.padding)
         raise NotImplementedError("maxpool_forward: not implemented yet; you write it in assignment 05_pooling_backward")
 
+    def evaluate(self, a: NDArray) -> NDArray:
+        return slices_over_cores(self.compute, a, min_bytes=PARALLEL_MIN_BYTES)
+
     def gradient(self, out_grad: Tensor, node: Tensor):
         return MaxPool2dBackward(self.kernel_size, self.stride, self.padding)(out_grad, node.inputs[0])
 
@@ -145,6 +153,9 @@ class MaxPool2dBackward(TensorOp):
     def compute(self, out_grad: NDArray, a: NDArray) -> NDArray:
         k, s, p, _, _ = _pool_geometry(a.shape, self.kernel_size, self.stride, self.padding)
         raise NotImplementedError("maxpool_backward: not implemented yet; you write it in assignment 05_pooling_backward")
+
+    def evaluate(self, out_grad: NDArray, a: NDArray) -> NDArray:
+        return slices_over_cores(self.compute, out_grad, a, min_bytes=PARALLEL_MIN_BYTES)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         # Linear in the incoming gradient; the positions (from ``a``) are piecewise constant.
@@ -178,6 +189,9 @@ class AvgPool2d(TensorOp):
         k, s, p, _, _ = _pool_geometry(a.shape, self.kernel_size, self.stride, self.padding)
         raise NotImplementedError("avgpool_forward: not implemented yet; you write it in assignment 05_pooling_backward")
 
+    def evaluate(self, a: NDArray) -> NDArray:
+        return slices_over_cores(self.compute, a, min_bytes=PARALLEL_MIN_BYTES)
+
     def gradient(self, out_grad: Tensor, node: Tensor):
         return AvgPool2dBackward(self.kernel_size, self.stride, self.padding, node.inputs[0].shape)(out_grad)
 
@@ -198,6 +212,16 @@ class AvgPool2dBackward(TensorOp):
     def compute(self, out_grad: NDArray) -> NDArray:
         k, s, p, _, _ = _pool_geometry(self.in_shape, self.kernel_size, self.stride, self.padding)
         raise NotImplementedError("avgpool_backward: not implemented yet; you write it in assignment 05_pooling_backward")
+
+    def evaluate(self, out_grad: NDArray) -> NDArray:
+        if out_grad.ndim != 4 or out_grad.shape[0] != self.in_shape[0]:
+            return self.compute(out_grad)  # its error names the shapes
+
+        def images(out_grad_piece: NDArray) -> NDArray:  # the same op on fewer images
+            in_shape = (out_grad_piece.shape[0],) + self.in_shape[1:]
+            return AvgPool2dBackward(self.kernel_size, self.stride, self.padding, in_shape).compute(out_grad_piece)
+
+        return slices_over_cores(images, out_grad, min_bytes=PARALLEL_MIN_BYTES)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         return avg_pool2d(out_grad, self.kernel_size, self.stride, self.padding)

@@ -16,11 +16,9 @@ dilate and transposes, so it is differentiable again.
 """
 from __future__ import annotations
 
-import threading
-
 from ..autograd import Tensor, TensorOp
-from ..nd import NDArray
-from ..parallel import run_in_blocks, split_range
+from ..nd import NDArray, axis_slice
+from ..parallel import batch_over_cores, pieces, run_in_blocks
 from .flip_dilate import crop, dilate, flip, pad
 from .shaping import transpose
 
@@ -50,20 +48,6 @@ def _check_conv_args(a_shape, b_shape, stride, padding, dilation, a_dtype=None, 
 # slow. Measured in benchmarks/README.md.
 COLUMN_CACHE_BYTES = 4 << 20
 MIN_PIECE_ROWS = 256
-
-
-def _axis_slice(x: NDArray, axis: int, start: int, stop: int) -> NDArray:
-    """x[..., start:stop, ...] along ``axis``, a view built by the library (not by the
-    students' NDArray.__getitem__, which some releases leave to them)."""
-    shape = list(x.shape)
-    shape[axis] = stop - start
-    return NDArray.make(shape, strides=x.strides, device=x.device, handle=x.handle,
-                        offset=x.offset + start * x.strides[axis])
-
-
-def _pieces(block: range, most: int) -> list:
-    """``block`` in as few consecutive pieces of at most ``most`` as can be, of even length."""
-    return split_range(block, -(-len(block) // most))
 
 
 def conv_output_size(n: int, k: int, stride: int, padding: int, dilation: int) -> int:
@@ -111,31 +95,18 @@ class Conv(TensorOp):
         if n * image_bytes <= COLUMN_CACHE_BYTES:
             return self.compute(a, b)
         b = b.compact()  # compacted once, not once per piece
-        xp = a.device.xp
         if rows >= MIN_PIECE_ROWS:
             most = max(1, COLUMN_CACHE_BYTES // image_bytes)  # images a piece
-            out = None
-            out_lock = threading.Lock()
-
-            def images(block: range) -> None:
-                nonlocal out
-                for part in _pieces(block, most):
-                    piece = self.compute(_axis_slice(a, 0, part.start, part.stop), b)
-                    with out_lock:  # shaped like the first piece done, whichever core did it
-                        if out is None:
-                            out = xp.empty((n,) + piece.shape[1:], dtype=piece.handle.dtype)
-                    out[part.start:part.stop] = piece._view()
-
-            run_in_blocks(n, images)
-            return NDArray._wrap(out, a.device)
+            return batch_over_cores(n, lambda images: self.compute(
+                axis_slice(a, 0, images.start, images.stop), b), most)
         channel_bytes = n * rows * kh * kw * itemsize  # one input channel's columns
         most = max(1, COLUMN_CACHE_BYTES // channel_bytes)  # channels a piece
 
         def channels(block: range):
             total = None
-            for part in _pieces(block, most):
-                piece = self.compute(_axis_slice(a, 3, part.start, part.stop),
-                                     _axis_slice(b, 2, part.start, part.stop))._view()
+            for part in pieces(block, most):
+                piece = self.compute(axis_slice(a, 3, part.start, part.stop),
+                                     axis_slice(b, 2, part.start, part.stop))._view()
                 if total is None:
                     total = piece.copy()
                 else:

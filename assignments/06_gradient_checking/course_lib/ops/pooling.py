@@ -19,6 +19,11 @@ from __future__ import annotations
 from .. import nd
 from ..autograd import Tensor, TensorOp
 from ..nd import NDArray
+from ..parallel import slices_over_cores
+
+# Pooling treats each image on its own: on the host, a batch of at least this many bytes is
+# shared out over the cores (course_lib.parallel); on less, a thread costs more than it saves.
+PARALLEL_MIN_BYTES = 1 << 20
 
 
 def _pool_geometry(shape, kernel_size, stride, padding):
@@ -142,6 +147,9 @@ class MaxPool2d(TensorOp):
         k, s, p, _, _ = _pool_geometry(a.shape, self.kernel_size, self.stride, self.padding)
         return _windows(a, k, s, p, float("-inf")).max(axis=3)
 
+    def evaluate(self, a: NDArray) -> NDArray:
+        return slices_over_cores(self.compute, a, min_bytes=PARALLEL_MIN_BYTES)
+
     def gradient(self, out_grad: Tensor, node: Tensor):
         return MaxPool2dBackward(self.kernel_size, self.stride, self.padding)(out_grad, node.inputs[0])
 
@@ -164,6 +172,9 @@ class MaxPool2dBackward(TensorOp):
         n, h_out, w_out, c = out_grad.shape
         spread = out_grad.compact().reshape((n, h_out, w_out, 1, c)).broadcast_to(mask.shape)
         return _col2im(mask * spread, a.shape, k, s, p)
+
+    def evaluate(self, out_grad: NDArray, a: NDArray) -> NDArray:
+        return slices_over_cores(self.compute, out_grad, a, min_bytes=PARALLEL_MIN_BYTES)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         # Linear in the incoming gradient; the positions (from ``a``) are piecewise constant.
@@ -197,6 +208,9 @@ class AvgPool2d(TensorOp):
         k, s, p, _, _ = _pool_geometry(a.shape, self.kernel_size, self.stride, self.padding)
         return _windows(a, k, s, p, 0.0).sum(axis=3) / (k * k)
 
+    def evaluate(self, a: NDArray) -> NDArray:
+        return slices_over_cores(self.compute, a, min_bytes=PARALLEL_MIN_BYTES)
+
     def gradient(self, out_grad: Tensor, node: Tensor):
         return AvgPool2dBackward(self.kernel_size, self.stride, self.padding, node.inputs[0].shape)(out_grad)
 
@@ -219,6 +233,16 @@ class AvgPool2dBackward(TensorOp):
         n, h_out, w_out, c = out_grad.shape
         share = (out_grad / (k * k)).reshape((n, h_out, w_out, 1, c)).broadcast_to((n, h_out, w_out, k * k, c))
         return _col2im(share, self.in_shape, k, s, p)
+
+    def evaluate(self, out_grad: NDArray) -> NDArray:
+        if out_grad.ndim != 4 or out_grad.shape[0] != self.in_shape[0]:
+            return self.compute(out_grad)  # its error names the shapes
+
+        def images(out_grad_piece: NDArray) -> NDArray:  # the same op on fewer images
+            in_shape = (out_grad_piece.shape[0],) + self.in_shape[1:]
+            return AvgPool2dBackward(self.kernel_size, self.stride, self.padding, in_shape).compute(out_grad_piece)
+
+        return slices_over_cores(images, out_grad, min_bytes=PARALLEL_MIN_BYTES)
 
     def gradient(self, out_grad: Tensor, node: Tensor):
         return avg_pool2d(out_grad, self.kernel_size, self.stride, self.padding)
