@@ -82,7 +82,7 @@ class NDArray:
     """A strided n-dimensional array on a device. See the module docstring."""
 
     # _compact caches is_compact() (None: not known yet): a view never changes its geometry.
-    __slots__ = ("_handle", "_shape", "_strides", "_offset", "_device", "_compact")
+    __slots__ = ("_handle", "_shape", "_size", "_strides", "_offset", "_device", "_compact")
     __array_priority__ = 1000  # so `numpy_scalar * NDArray` calls our __rmul__
 
     # ------------------------------------------------------------------ construction
@@ -101,12 +101,13 @@ class NDArray:
 
     def _init(self, handle, shape, strides, offset, device):
         self._handle = handle
-        self._shape = tuple(int(s) for s in shape)
-        self._strides = tuple(int(s) for s in strides) if strides is not None else compact_strides(self._shape)
+        self._shape = tuple(map(int, shape))
+        self._size = prod(self._shape)
+        self._strides = tuple(map(int, strides)) if strides is not None else compact_strides(self._shape)
         self._offset = int(offset)
         self._device = device
         # Row-major strides over the whole buffer from element 0: compact, known without a check.
-        self._compact = True if strides is None and offset == 0 and handle.size == prod(self._shape) else None
+        self._compact = True if strides is None and offset == 0 and handle.size == self._size else None
 
     @staticmethod
     def make(shape, strides=None, device: Device | None = None, handle=None, offset: int = 0,
@@ -132,10 +133,14 @@ class NDArray:
         return array
 
     def _check_bounds(self):
-        if prod(self._shape) == 0:
+        if self._size == 0:
             return
-        low = self._offset + sum(min(0, (n - 1) * s) for n, s in zip(self._shape, self._strides))
-        high = self._offset + sum(max(0, (n - 1) * s) for n, s in zip(self._shape, self._strides))
+        low = high = self._offset
+        for n, s in zip(self._shape, self._strides):  # (a loop: every view passes here)
+            if s < 0:
+                low += (n - 1) * s
+            else:
+                high += (n - 1) * s
         if low < 0 or high >= self._handle.size:
             raise ValueError(
                 f"view with shape {self._shape}, strides {self._strides} and offset {self._offset} "
@@ -173,7 +178,7 @@ class NDArray:
 
     @property
     def size(self) -> int:
-        return prod(self._shape)
+        return self._size
 
     @property
     def handle(self):
