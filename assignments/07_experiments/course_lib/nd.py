@@ -486,19 +486,7 @@ class NDArray:
         """int64 index of the first maximum along ``axis`` (the axis is removed); NaN counts as
         the largest value, as in NumPy."""
         (ax,) = _normalize_axes(axis, self.ndim)
-        xp, view = self._device.xp, self._view()
-        k = view.shape[ax]
-        if self._device.is_host and ax != self.ndim - 1 and 0 < k <= SHORT_AXIS and view.size:
-            # NumPy's argmax over an axis that is not the last copies the array to make it the
-            # last, then runs one short loop per row. Over a short axis (max pooling's k*k window
-            # positions) the maximum, where it is reached and the smallest such position, all
-            # whole-array operations, take half the time.
-            top = view.max(axis=ax, keepdims=True)
-            if not xp.isnan(top).any():  # a NaN is found by NumPy's rule below
-                positions = xp.arange(k, dtype=xp.int8).reshape((k,) + (1,) * (self.ndim - ax - 1))
-                first = xp.where(view == top, positions, xp.int8(k)).min(axis=ax)
-                return NDArray._wrap(first.astype("int64"), self._device)
-        return NDArray._wrap(xp.argmax(view, axis=ax).astype("int64"), self._device)
+        return NDArray._wrap(self._device.xp.argmax(self._view(), axis=ax).astype("int64"), self._device)
 
     # ------------------------------------------------------------------ matmul
     def __matmul__(self, other: "NDArray") -> "NDArray":
@@ -522,7 +510,6 @@ class NDArray:
 
 # ---------------------------------------------------------------------- helpers
 FLOAT16_MATMUL_CHUNK_BYTES = 64 << 10
-SHORT_AXIS = 127  # argmax's positions fit in int8 up to this length
 
 
 def _float16_matmul_on_host(xp, a, b):
