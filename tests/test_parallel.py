@@ -175,3 +175,13 @@ def test_pooling_on_two_cores_matches_one_core_and_torch(rng, monkeypatch, kind,
     torch_pool.backward(to_torch_nchw(v))
     assert_close(out2, from_torch_nchw(torch_pool), rtol=1e-5, atol=1e-6, what=f"{kind} pool on two cores")
     assert_close(grad2, from_torch_nchw(xt.grad), rtol=1e-5, atol=1e-6, what=f"{kind} pool gradient on two cores")
+
+
+def test_a_piece_of_the_wrong_shape_is_an_error_not_a_broadcast():
+    from course_lib import nd
+
+    def piece(images):  # one row whatever the images: would broadcast into every row
+        return nd.array(np.ones((1, 3)))
+
+    with pytest.raises(ValueError, match=r"images 0\.\.1 of a batch of 4 came out with shape \(1, 3\), expected \(2, 3\)"):
+        parallel.batch_over_cores(4, piece, most=2)
