@@ -18,9 +18,10 @@ only the packages its notebook imports, and gives it one BLAS thread anyway).
 The work must be safe to run on several threads at once: course_lib's NDArray operations keep
 no state between calls, so the students' ``compute`` methods are.
 
-Two ways to use it: ``run_in_blocks`` (any work, one block of numbers per core) and
-``batch_over_cores`` (an operation that treats each image of a batch on its own: convolution,
-pooling).
+Three ways to use it: ``run_in_blocks`` (any work, one block of numbers per core: the kernel
+gradient's channel sums), ``batch_over_cores`` (output rows computed a few images at a time:
+the convolution's image pieces) and ``slices_over_cores`` (an operation that treats each image
+of a batch on its own, on the whole block of each core: pooling).
 """
 from __future__ import annotations
 
@@ -154,6 +155,10 @@ def batch_over_cores(n: int, piece: Callable[[range], NDArray], most: Optional[i
                 if "out" not in made:
                     made["out"] = result.device.xp.empty((n,) + tuple(result.shape[1:]), dtype=result.handle.dtype)
                     made["device"] = result.device
+            expected = (len(part),) + tuple(made["out"].shape[1:])
+            if tuple(result.shape) != expected:  # never broadcast a wrong piece into the output
+                raise ValueError(f"the piece of images {part.start}..{part.stop - 1} of a batch of {n} came "
+                                 f"out with shape {tuple(result.shape)}, expected {expected}")
             made["out"][part.start:part.stop] = result._view()
 
     run_in_blocks(n, block)
