@@ -9,8 +9,14 @@ import pytest
 import torch
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from course_lib import ops, parallel
+from course_lib import nd, ops, parallel
+from course_lib.backend import cpu
 from conftest import assert_close, from_torch_nchw, kernel_from_torch, kernel_to_torch, tensor, to_torch_nchw
+
+
+# The modules, not the functions of the same names that course_lib.ops exports.
+conv_module = importlib.import_module("course_lib.ops.conv")
+pooling = importlib.import_module("course_lib.ops.pooling")
 
 
 def blas_threads():
@@ -88,8 +94,6 @@ def test_workers_follow_the_blas_thread_count():
 ], ids=["stride1", "stride2", "stride3"])
 @pytest.mark.parametrize("min_rows", [1, 10_000], ids=["images", "channels"])
 def test_conv_pieces_on_two_cores_match_one_core_and_torch(rng, monkeypatch, case, min_rows):
-    from course_lib.backend import cpu
-    conv_module = importlib.import_module("course_lib.ops.conv")
     monkeypatch.setattr(conv_module, "COLUMN_CACHE_BYTES", 1)  # every conv in pieces...
     monkeypatch.setattr(conv_module, "MIN_PIECE_ROWS", min_rows)  # ...of images, or of channels
     threads = set()
@@ -130,8 +134,6 @@ def test_conv_pieces_on_two_cores_match_one_core_and_torch(rng, monkeypatch, cas
 
 
 def test_a_failing_piece_reaches_the_caller(rng, monkeypatch):
-    from course_lib.backend import cpu
-    conv_module = importlib.import_module("course_lib.ops.conv")
     monkeypatch.setattr(conv_module, "COLUMN_CACHE_BYTES", 1)
     monkeypatch.setattr(conv_module, "MIN_PIECE_ROWS", 1)  # one image a piece
     monkeypatch.setattr(parallel, "host_workers", lambda: 2)
@@ -150,8 +152,6 @@ def test_a_failing_piece_reaches_the_caller(rng, monkeypatch):
 
 @pytest.mark.parametrize("kind, k, s, p", [("max", 2, 2, 0), ("max", 3, 2, 1), ("avg", 3, 2, 1), ("avg", 2, 1, 1)])
 def test_pooling_on_two_cores_matches_one_core_and_torch(rng, monkeypatch, kind, k, s, p):
-    from course_lib.backend import cpu
-    pooling = importlib.import_module("course_lib.ops.pooling")
     monkeypatch.setattr(pooling, "PARALLEL_MIN_BYTES", 0)  # every batch shared out
     x = rng.standard_normal((5, 9, 8, 3)).astype(np.float32)
     pool = ops.max_pool2d if kind == "max" else ops.avg_pool2d
@@ -178,8 +178,6 @@ def test_pooling_on_two_cores_matches_one_core_and_torch(rng, monkeypatch, kind,
 
 
 def test_a_piece_of_the_wrong_shape_is_an_error_not_a_broadcast():
-    from course_lib import nd
-
     def piece(images):  # one row whatever the images: would broadcast into every row
         return nd.array(np.ones((1, 3)))
 

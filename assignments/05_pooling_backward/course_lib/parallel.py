@@ -145,24 +145,23 @@ def batch_over_cores(n: int, piece: Callable[[range], NDArray], most: Optional[i
     """
     if n == 0:
         return piece(range(0))
-    made = {}  # "out": the output, made from the first piece done, whichever core did it
+    made = []  # the output, made from the first piece done, whichever core did it
     made_lock = threading.Lock()
 
     def block(images: range) -> None:
         for part in pieces(images, most or len(images)):
             result = piece(part)
             with made_lock:
-                if "out" not in made:
-                    made["out"] = result.device.xp.empty((n,) + tuple(result.shape[1:]), dtype=result.handle.dtype)
-                    made["device"] = result.device
-            expected = (len(part),) + tuple(made["out"].shape[1:])
-            if tuple(result.shape) != expected:  # never broadcast a wrong piece into the output
+                if not made:
+                    made.append(NDArray.make((n,) + result.shape[1:], device=result.device, dtype=result.dtype))
+            expected = (len(part),) + made[0].shape[1:]
+            if result.shape != expected:  # never broadcast a wrong piece into the output
                 raise ValueError(f"the piece of images {part.start}..{part.stop - 1} of a batch of {n} came "
-                                 f"out with shape {tuple(result.shape)}, expected {expected}")
-            made["out"][part.start:part.stop] = result._view()
+                                 f"out with shape {result.shape}, expected {expected}")
+            made[0]._view()[part.start:part.stop] = result._view()
 
     run_in_blocks(n, block)
-    return NDArray._wrap(made["out"], made["device"])
+    return made[0]
 
 
 def slices_over_cores(compute: Callable[..., NDArray], *arrays: NDArray, min_bytes: int) -> NDArray:
