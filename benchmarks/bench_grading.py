@@ -102,24 +102,27 @@ def one_each() -> int:
     autograde does (a fresh grading process: Python and the grader's imports started anew)."""
     from course_lib import tasks
     from course_tools.grading.pool import grade_many
-    from course_tools.grading.runner import grade_file
+    from course_tools.grading.runner import grade_in_process
+    from course_tools.grading.settings import GradingSettings
+
+    settings = GradingSettings.current()
 
     def notebook(assignment):
         return ROOT / "source" / assignment / f"{assignment}.ipynb"
 
     # The fork server starts (and imports everything) on the first job: not what is measured.
     first = next(iter(tasks.ASSIGNMENTS))
-    for _ in grade_many([("warm-up", first, notebook(first))], workers=1):
+    for _ in grade_many([("warm-up", first, notebook(first))], workers=1, settings=settings):
         pass
     print(f"{'assignment':22s} {'course grade s':>14s} {'fresh process s':>15s} {'sandbox':>8s} {'cells':>7s} "
           f"{'checks':>7s}  slowest cells")
     worst = 0.0
     for assignment in tasks.ASSIGNMENTS:
         start = time.perf_counter()
-        [(_, result)] = list(grade_many([(assignment, assignment, notebook(assignment))], workers=1))
+        [(_, result)] = list(grade_many([(assignment, assignment, notebook(assignment))], workers=1, settings=settings))
         forked = time.perf_counter() - start
         start = time.perf_counter()
-        fresh = grade_file(assignment, notebook(assignment))
+        fresh = grade_in_process(assignment, notebook(assignment), settings)
         fresh_seconds = time.perf_counter() - start
         for r in (result, fresh):
             if r.get("grading_error"):

@@ -91,14 +91,21 @@ class Course:
         """Run an nbgrader command in this course folder (its configuration applies)."""
         return run_nbgrader(list(args), self.root, what)
 
-    def api(self):
-        """nbgrader's Python API on this course (what formgrader uses), for per-student steps."""
+    def api(self, unsandboxed: bool = False):
+        """nbgrader's Python API on this course (what formgrader uses), for per-student steps;
+        ``unsandboxed``: its HiddenSuiteGrader grades without bubblewrap (course grade --unsandboxed)."""
+        import copy
+
         from nbgrader.apps.api import NbGraderAPI
         from nbgrader.coursedir import CourseDirectory
 
         warnings.filterwarnings("ignore", module=r"nbgrader\..*")  # SQLAlchemy noise from nbgrader's own queries
         _alembic_on_path()
-        return NbGraderAPI(coursedir=CourseDirectory(config=self.config), config=self.config)
+        config = self.config
+        if unsandboxed:
+            config = copy.deepcopy(config)
+            config.HiddenSuiteGrader.unsandboxed = True
+        return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
     def gradebook_exists(self) -> bool:
         """Whether the gradebook has been created; never creates one (opening nbgrader's Gradebook

@@ -168,9 +168,10 @@ def test_grading_on_a_dask_cluster_scores_the_same(semester):
 
 def test_a_worker_with_another_bundle_is_refused():
     from course_tools.grading.runner import grade_text
+    from course_tools.grading.settings import GradingSettings
 
     with pytest.raises(RuntimeError, match="differs from the grader's"):
-        grade_text(ASSIGNMENT, "x.ipynb", "{}", "0000000000000000")
+        grade_text(ASSIGNMENT, "x.ipynb", "{}", "0000000000000000", GradingSettings.current().as_dict())
 
 
 # ---------------------------------------------------------------------------------- release order
@@ -264,8 +265,8 @@ def test_grading_errors_are_listed_apart_and_the_class_is_still_graded(semester,
     _, course_folder = semester
     real = fanout.grade_many
 
-    def grader_fails_for_ben(jobs, workers, timeout=None):
-        for (key, job), result in real(jobs, workers, timeout):
+    def grader_fails_for_ben(jobs, workers, settings):
+        for (key, job), result in real(jobs, workers, settings):
             if job.student == "ben":
                 result = {"assignment": job.assignment, "tasks": {},
                           "grading_error": "the grader failed on this notebook (injected fault)"}

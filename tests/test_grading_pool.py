@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from course_tools.grading.pool import grade_many
+from course_tools.grading.settings import GradingSettings
 from course_tools.grading.suite import graded_tasks
 from course_tools.build import release_notebook
 
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_a_forked_grading_runs_torch_with_its_default_threads_to_full_marks():
     assignment = "02_backward_ops"
     solution = ROOT / "source" / assignment / f"{assignment}.ipynb"
-    [(tag, result)] = list(grade_many([("solution", assignment, solution)], workers=1, timeout=60))
+    [(tag, result)] = list(grade_many([("solution", assignment, solution)], workers=1,
+                                        settings=GradingSettings.current(notebook_seconds=60)))
     assert tag == "solution"
     assert result["grading_error"] is None, result["grading_error"]
     points = graded_tasks(release_notebook(assignment))

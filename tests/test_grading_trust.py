@@ -23,7 +23,8 @@ import pytest
 from course_tools.grading.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from course_tools.grading.fanout import Job, grade_jobs
 from course_tools.grading.results import ResultStore
-from course_tools.grading.runner import grade_file
+from course_tools.grading.runner import grade_in_process
+from course_tools.grading.settings import GradingSettings
 from course_tools.grading.suite import feedback_text
 from course_tools.grading.worker import protocol
 from grading_support import ROOT, grade, inject, require_sandbox, scores, source
@@ -251,7 +252,7 @@ def _solution(tmp_path, assignment="01_forward_ops") -> Path:
 def test_a_broken_hidden_suite_is_a_grading_error(fault, expected, tmp_path):
     suite = _suite_copy(tmp_path)
     (suite / "test_zz_fault.py").write_text(fault)
-    result = grade_file("01_forward_ops", _solution(tmp_path), suite_dir=suite)  # a fresh process, as in production
+    result = grade_in_process("01_forward_ops", _solution(tmp_path), GradingSettings.current(), suite_dir=suite)  # a fresh process, as in production
     assert result["tasks"] == {} and expected in result["grading_error"], result["grading_error"]
 
 
@@ -260,7 +261,7 @@ def test_a_graded_task_without_hidden_checks_is_a_grading_error(tmp_path):
     text = (suite / "test_forward_ops.py").read_text()
     (suite / "test_forward_ops.py").write_text(text.replace('"forward_negate"', '"forward_exp"').replace(
         "'forward_negate'", "'forward_exp'"))
-    result = grade_file("01_forward_ops", _solution(tmp_path), suite_dir=suite)
+    result = grade_in_process("01_forward_ops", _solution(tmp_path), GradingSettings.current(), suite_dir=suite)
     assert "no checks for the graded task forward_negate" in (result["grading_error"] or "")
 
 
@@ -271,7 +272,7 @@ def test_a_grader_without_pytorch_stores_nothing(tmp_path, monkeypatch):
     (fake / "torch" / "__init__.py").write_text("raise ImportError('PyTorch is not installed here')\n")
     monkeypatch.setenv("PYTHONPATH", str(fake))
     path = _solution(tmp_path, "04_conv_backward")  # its hidden suite compares with PyTorch
-    result = grade_file("04_conv_backward", path)
+    result = grade_in_process("04_conv_backward", path, GradingSettings.current())
     assert result["tasks"] == {} and ("could not run" in result["grading_error"]
                                       or "PyTorch is not installed here" in result["grading_error"])
 
@@ -282,6 +283,6 @@ def test_a_grading_error_in_a_class_stores_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_GRADER_UNSANDBOXED", raising=False)
     path = _solution(tmp_path, "01_forward_ops")
     store = ResultStore(tmp_path / "course")
-    report = grade_jobs([Job("alice", "01_forward_ops", path)], store, progress=False)
+    report = grade_jobs([Job("alice", "01_forward_ops", path)], store, GradingSettings.current(), progress=False)
     assert report.graded == 0 and [job.student for job, _ in report.failed] == ["alice"]
     assert not store.folder.exists() or not list(store.folder.rglob("*.json"))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from ..course_dir import Course, CourseError, check_assignment, ensure_exchange,
 from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
+from ..grading.settings import GradingSettings
 from .table import format_table, points
 
 
@@ -226,9 +226,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     if not collected:
         raise CourseError(f"no submissions of {assignment} in {course.folder('submitted')}: "
                           f"run `course collect {assignment}` first")
-    if unsandboxed:
-        # Read by every grading process (and nbgrader's) this command starts.
-        os.environ["COURSE_GRADER_UNSANDBOXED"] = "1"
+    settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout)
     store = ResultStore(course.root)
     if fresh:
         store.clear(assignment)
@@ -243,7 +241,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
     started = time.perf_counter()
     try:
-        fanout = grade_jobs(jobs, store, workers=workers, scheduler=scheduler, timeout=timeout, progress=progress)
+        fanout = grade_jobs(jobs, store, settings, workers=workers, scheduler=scheduler, progress=progress)
     except RuntimeError as err:  # no Dask, or its scheduler cannot be reached
         raise CourseError(str(err)) from None
     grading_errors: dict[str, str] = {}
@@ -254,7 +252,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
 
     suites_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    api = course.api()
+    api = course.api(unsandboxed=settings.unsandboxed)
     problems = {}
     to_autograde = [student for student in collected if student not in grading_errors]
     for student in tqdm(to_autograde, desc="gradebook", unit="student", disable=not progress):

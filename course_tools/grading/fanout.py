@@ -16,9 +16,11 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .results import ResultStore, bundle_fingerprint, key_of_file
 from .pool import grade_many
+from .results import ResultStore, bundle_fingerprint
+from .route import is_stored_score, result_key
 from .runner import grade_text
+from .settings import GradingSettings
 
 
 @dataclass(frozen=True)
@@ -37,14 +39,15 @@ class FanoutReport:
     failed: list = field(default_factory=list)  # (job, why): grading errors, the grader failed, not the student
 
 
-def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler: str | None = None,
-               timeout: int | None = None, progress: bool = True) -> FanoutReport:
-    """Grade every job whose result is not stored yet, ``workers`` at a time (or on Dask).
-    A grading error is reported in ``failed`` (every job of that program) and never stored."""
+def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, workers: int = 1,
+               scheduler: str | None = None, progress: bool = True) -> FanoutReport:
+    """Grade every job whose result is not stored yet, ``workers`` at a time (or on Dask), each
+    through route.grade_one with ``settings``. A grading error is reported in ``failed`` (every
+    job of that program) and never stored."""
     report = FanoutReport()
     todo: dict[str, list[Job]] = {}
     for job in jobs:
-        key = key_of_file(job.assignment, job.notebook)
+        key = result_key(job.assignment, job.notebook)
         if key is None:
             report.unreadable += 1
         elif store.get(job.assignment, key) is not None:
@@ -57,13 +60,13 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
     bar = tqdm(total=len(todo), desc="hidden suites", unit="notebook", disable=not progress)
     try:
         if scheduler:
-            outcomes = _on_dask(todo, scheduler, timeout)
+            outcomes = _on_dask(todo, scheduler, settings)
         else:
-            outcomes = _locally(todo, max(1, workers), timeout)
+            outcomes = _locally(todo, max(1, workers), settings)
         for key, job, result, problem in outcomes:
             bar.set_postfix_str(job.student)
             bar.update(1)
-            problem = problem or result.get("grading_error") or (None if result.get("tasks") else "no result")
+            problem = problem or result.get("grading_error") or (None if is_stored_score(result) else "no result")
             if problem is None:
                 store.put(job.assignment, key, result)
                 report.graded += 1
@@ -76,14 +79,14 @@ def grade_jobs(jobs: list[Job], store: ResultStore, workers: int = 1, scheduler:
     return report
 
 
-def _locally(todo: dict[str, list[Job]], workers: int, timeout: int | None):
+def _locally(todo: dict[str, list[Job]], workers: int, settings: GradingSettings):
     # Each notebook in a fresh process forked from a warm fork server (pool.py).
     jobs = [((key, group[0]), group[0].assignment, group[0].notebook) for key, group in todo.items()]
-    for (key, job), result in grade_many(jobs, workers, timeout):
+    for (key, job), result in grade_many(jobs, workers, settings):
         yield key, job, result, None
 
 
-def _on_dask(todo: dict[str, list[Job]], scheduler: str, timeout: int | None):
+def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettings):
     try:
         from distributed import Client, as_completed
     except ImportError as err:
@@ -98,7 +101,7 @@ def _on_dask(todo: dict[str, list[Job]], scheduler: str, timeout: int | None):
         for key, jobs in todo.items():
             job = jobs[0]
             future = client.submit(grade_text, job.assignment, job.notebook.name, job.notebook.read_text(),
-                                   fingerprint, timeout, key=f"grade-{job.assignment}-{key[:16]}", pure=False)
+                                   fingerprint, settings.as_dict(), key=f"grade-{job.assignment}-{key[:16]}", pure=False)
             futures[future] = (key, job)
         for future in as_completed(futures):
             key, job = futures[future]

@@ -15,7 +15,6 @@ the gradebook is removed too, so no score is stored; the rest of the class is gr
 """
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -25,7 +24,9 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer
 
 from .results import ResultStore, grading_key
-from .runner import grade_file
+from .route import is_stored_score
+from .runner import grade_in_process
+from .settings import GradingSettings
 from .suite import feedback_text
 
 
@@ -68,13 +69,14 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             if student:
                 store.remember(assignment, student, key)
             return stored
-        if self.unsandboxed:
-            os.environ["COURSE_GRADER_UNSANDBOXED"] = "1"
+        # This configuration's own options win over the environment's (settings.py).
+        settings = GradingSettings.current(unsandboxed=True if self.unsandboxed else None,
+                                           notebook_seconds=self.timeout or None)
         with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
             path = Path(scratch) / f"{notebook}.ipynb"
             nbformat.write(nb, str(path))
-            result = grade_file(assignment, path, self.timeout or None)
-        if not result.get("grading_error"):
+            result = grade_in_process(assignment, path, settings)
+        if is_stored_score(result):
             store.put(assignment, key, result)
             if student:
                 store.remember(assignment, student, key)

@@ -6,7 +6,8 @@ and a crash or a hang costs one notebook). Starting Python and importing what gr
 So the processes are forked from a *fork server* that imported all of it once (multiprocessing's
 "forkserver" context, which forks from a clean single-threaded process): each child starts
 warm, grades one notebook with run_suite and exits. A child that outlives its time limit is
-killed, and that notebook gets a grading error, never a score.
+killed, and that notebook gets a grading error, never a score. Each child runs route.grade_one
+with the settings of the command that asked (settings.py), never the fork server's environment.
 """
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ import multiprocessing.connection
 import time
 from pathlib import Path
 
+from .route import grading_error, time_limit
+from .settings import GradingSettings
+
 PRELOAD = "course_tools.grading.preload"
-SLACK_S = 60
 
 
 def _context():
@@ -26,47 +29,38 @@ def _context():
     return context
 
 
-def _settings() -> dict:
-    """The grading settings of the environment now (the fork server's copy may be older)."""
-    import os
-
-    return {k: v for k, v in os.environ.items() if k.startswith(("COURSE_GRADER_", "COURSE_LIB_"))}
-
-
 def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
+    # The settings come with the job: the fork server's environment is the one it started with.
     import os
 
-    from .suite import run_suite
+    from .route import grade_one
+    from .settings import MACHINE_VARIABLES, GradingSettings
 
-    for key in [k for k in os.environ if k.startswith(("COURSE_GRADER_", "COURSE_LIB_"))]:
-        del os.environ[key]
-    os.environ.update(settings)
-    try:
-        result = run_suite(assignment, Path(notebook))
-    except BaseException as err:  # noqa: BLE001 - the grader's own failure: a grading error
-        result = {"assignment": assignment, "tasks": {},
-                  "grading_error": f"the grader failed on this notebook ({type(err).__name__}: {str(err)[:300]})"}
+    settings = GradingSettings.from_dict(settings)
+    for key in MACHINE_VARIABLES:
+        os.environ.pop(key, None)
+    os.environ.update(settings.machine)
+    result = grade_one(assignment, Path(notebook), settings)
     conn.send_bytes(json.dumps(result).encode())
     conn.close()
 
 
-def grade_many(jobs: list[tuple[object, str, Path]], workers: int, timeout: int | None = None):
-    """Grade (tag, assignment, notebook) jobs, ``workers`` at a time; yields (tag, result) as each finishes."""
-    from .runner import time_limit
-
+def grade_many(jobs: list[tuple[object, str, Path]], workers: int, settings: GradingSettings):
+    """Grade (tag, assignment, notebook) jobs, ``workers`` at a time; yields (tag, result) as each
+    finishes. A child past route.time_limit is killed: a grading error for its notebook."""
     context = _context()
     pending = list(jobs)
-    running: dict = {}  # reader -> (tag, assignment, process, deadline)
+    running: dict = {}  # reader -> (tag, assignment, process, deadline, limit)
     while pending or running:
         while pending and len(running) < max(1, workers):
             tag, assignment, notebook = pending.pop(0)
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(writer, assignment, str(notebook), _settings()),
+            process = context.Process(target=_child, args=(writer, assignment, str(notebook), settings.as_dict()),
                                       daemon=True)
             process.start()
             writer.close()
-            limit = timeout or time_limit(assignment)
-            running[reader] = (tag, assignment, process, time.monotonic() + limit + SLACK_S, limit)
+            limit = time_limit(assignment, settings)
+            running[reader] = (tag, assignment, process, time.monotonic() + limit, limit)
         soonest = min(entry[3] for entry in running.values())
         ready = multiprocessing.connection.wait(list(running), timeout=max(0.1, soonest - time.monotonic()))
         for reader in ready:
@@ -75,8 +69,8 @@ def grade_many(jobs: list[tuple[object, str, Path]], workers: int, timeout: int 
                 result = json.loads(reader.recv_bytes().decode())
             except (EOFError, OSError, ValueError):
                 process.join(5)
-                result = {"assignment": assignment, "tasks": {}, "grading_error":
-                          f"the grading process ended without a result (exit status {process.exitcode})"}
+                result = grading_error(assignment, f"the grading process ended without a result "
+                                                   f"(exit status {process.exitcode})")
             reader.close()
             process.join(10)
             yield tag, result
@@ -86,5 +80,5 @@ def grade_many(jobs: list[tuple[object, str, Path]], workers: int, timeout: int 
             process.kill()
             process.join(10)
             reader.close()
-            yield tag, {"assignment": assignment, "tasks": {}, "grading_error":
-                        f"the grading process ran for more than {limit} s, longer than the time budgets allow"}
+            yield tag, grading_error(assignment, f"the grading process ran for more than {limit} s, longer than "
+                                                 f"the time budgets allow")

@@ -131,15 +131,12 @@ def bubblewrap() -> str | None:
     return None if os.environ.get("COURSE_GRADER_NO_BWRAP") else shutil.which("bwrap")
 
 
-def unsandboxed_allowed() -> bool:
-    return os.environ.get("COURSE_GRADER_UNSANDBOXED", "").lower() in ("1", "yes", "true")
-
-
-def sandbox_kind() -> str:
-    """'bubblewrap', or 'unsandboxed' when the instructor opted in; SandboxUnavailable otherwise."""
+def sandbox_kind(unsandboxed_allowed: bool) -> str:
+    """'bubblewrap', or 'unsandboxed' when the instructor opted in (settings.py); SandboxUnavailable
+    otherwise."""
     if bubblewrap():
         return "bubblewrap"
-    if unsandboxed_allowed():
+    if unsandboxed_allowed:
         return "unsandboxed"
     raise SandboxUnavailable(
         "bubblewrap is not installed, so submissions cannot be isolated: install it (apt-get install bubblewrap), "

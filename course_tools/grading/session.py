@@ -10,7 +10,7 @@ Whose fault a failure is decides what it becomes:
     GradingError   the grader could not grade (no sandbox, the worker's own start-up failed):
                    reported to the instructor, never turned into a score
 
-Time: each task's checks share a budget (COURSE_GRADER_TASK_SECONDS, default 120 s of wall time,
+Time: each task's checks share a budget (settings.py's task_seconds, default 120 s of wall time,
 restarts of a crashed worker included). A task that uses it up loses its remaining checks, with
 a message saying so; the other tasks are graded as usual.
 """
@@ -34,12 +34,12 @@ from . import sandbox, views
 from .cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from .diagnosis import Call, Diagnoser
+from .settings import GradingSettings
 from .worker.protocol import GraderFunction, StridedView, ValueRefused
 
 MAX_STARTS = 3
 MAX_CALLBACKS = 20000
 READY_TIMEOUT_S = 60
-DEFAULT_TASK_SECONDS = sandbox._setting("COURSE_GRADER_TASK_SECONDS", 120)
 
 # The session being graded. It lives here, not in suite.py, because `python -m
 # course_tools.grading.suite` runs suite.py as __main__, a second copy of that module.
@@ -102,16 +102,22 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 
 
 class StudentSession:
-    def __init__(self, assignment: str, notebook: Path, release_notebook: Path | None = None, cell_timeout: int = 60, call_timeout: int = 30,
-                 load_timeout: int = 240, limits: sandbox.Limits | None = None, task_seconds: float | None = None):
+    def __init__(self, assignment: str, notebook: Path, release_notebook: Path | None = None, cell_timeout: int = 60,
+                 call_timeout: int = 30, load_timeout: int | None = None, limits: sandbox.Limits | None = None,
+                 task_seconds: float | None = None, settings: GradingSettings | None = None):
+        """``settings`` (default: the environment's now) says how to grade; the other keywords
+        override single settings (the tests' short limits)."""
         if assignment not in tasks.ASSIGNMENTS:
             raise ValueError(f"unknown assignment {assignment!r}")
+        settings = settings or GradingSettings.current()
         self.assignment = assignment
         self.notebook = Path(notebook)
         self.release_notebook = release_notebook or build.release_notebook(assignment)
-        self.cell_timeout, self.call_timeout, self.load_timeout = cell_timeout, call_timeout, load_timeout
-        self.limits = limits or sandbox.Limits()
-        self.task_seconds = float(task_seconds or DEFAULT_TASK_SECONDS)
+        self.cell_timeout, self.call_timeout = cell_timeout, call_timeout
+        self.load_timeout = load_timeout or settings.load_seconds
+        self.limits = limits or settings.limits
+        self.task_seconds = float(task_seconds or settings.task_seconds)
+        self.unsandboxed = settings.unsandboxed
         self.kind: str | None = None
         self.starts = 0
         self.process = None
@@ -186,7 +192,7 @@ class StudentSession:
             raise StudentError(f"the notebook's code crashed or hung {MAX_STARTS} times; remaining checks skipped")
         began = time.monotonic()  # the sandbox's set-up counts as its start
         try:
-            self.kind = sandbox.sandbox_kind()
+            self.kind = sandbox.sandbox_kind(self.unsandboxed)
             self.account = sandbox.grading_account()
             if self.job is None:
                 self.job = sandbox.JobFolder(self.assignment, self.cells, self.cell_timeout, self.account)

@@ -13,6 +13,8 @@ answer gets part of the points. Feedback names each check by its docstring and s
 failed (the assertion's message), never showing the test's code.
 
     python -m course_tools.grading.suite 04_conv_backward path/to/notebook.ipynb [--json out.json]
+
+(That command is route.py's grade_one in a process of its own; launchers give it ``--settings``.)
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from course_lib.checks import assert_close
 from ..build import release_notebook as release_notebook_of
 from ..demonstrations import is_demonstration
 from .session import CURRENT, GradingError, StudentError, StudentSession
+from .settings import GradingSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "autograder"
@@ -185,6 +188,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
             CURRENT.pop()
         load_errors = session.loaded_cell_errors()
         fatal, starts, kind, out_of_time = session.fatal, session.starts, session.kind, session.out_of_time
+        task_seconds = session.task_seconds
         diagnoser = session.diagnoser
         timing = dict(session.timing)
         slow_cells = sorted((c for c in session.load_report if isinstance(c.get("seconds"), (int, float))),
@@ -196,7 +200,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     release = nbformat.read(str(release_notebook), as_version=4)
     not_run = [c.metadata["nbgrader"]["grade_id"] for c in release.cells if is_demonstration(c)]
     result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind, "not_run": not_run,
-              "seconds": round(total, 2), "timing": timing, "worker_starts": starts,
+              "seconds": round(total, 2), "timing": timing, "worker_starts": starts, "task_seconds": task_seconds,
               "fatal": fatal, "cell_errors": load_errors, "tasks": {}, "grading_error": None}
     errors = list(plugin.grading_errors)
     if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
@@ -261,8 +265,13 @@ def main(argv=None) -> int:
     parser.add_argument("--release", type=Path, default=None, help="the release notebook (default: assignments/)")
     parser.add_argument("--suite", type=Path, default=None, help="the hidden suite's folder (default: autograder/<id>)")
     parser.add_argument("--json", type=Path, default=None, help="write the result here")
+    parser.add_argument("--settings", type=json.loads, default=None,
+                        help="the grading settings as JSON (settings.py; default: the environment's)")
     args = parser.parse_args(argv)
-    result = run_suite(args.assignment, args.notebook, args.release, suite_dir=args.suite)
+    from .route import grade_one
+
+    settings = GradingSettings.from_dict(args.settings) if args.settings else GradingSettings.current()
+    result = grade_one(args.assignment, args.notebook, settings, args.release, suite_dir=args.suite)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     elif not result["grading_error"]:

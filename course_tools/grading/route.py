@@ -1,0 +1,59 @@
+"""The one route into the hidden suites: ``grade_one``, and what every launcher shares.
+
+    grade_one(assignment, notebook, settings)   grade in this process; never raises
+    time_limit(assignment, settings)            how long a launcher lets that process run
+    grading_error(assignment, why)              the result of a grading the grader could not do
+    result_key(assignment, notebook)            the key results are stored under (results.py)
+
+Launchers start a process that calls ``grade_one`` and enforce ``time_limit`` on it:
+
+    pool.grade_many          processes forked from a warm fork server   (course grade --workers N)
+    runner.grade_in_process  a fresh ``python -m course_tools.grading.suite``   (nbgrader's plugin)
+    runner.grade_text        a Dask task, which grades in a fresh process        (course grade --scheduler)
+
+A grading error (a grader that failed, a process that died or ran past its limit) is reported
+and never stored as a score: ``is_stored_score`` says whether a result may be.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .results import key_of_file
+from .settings import GradingSettings
+
+
+def grading_error(assignment: str, why: str) -> dict:
+    """A result with no scores: the grader, not the student, failed."""
+    return {"assignment": assignment, "tasks": {}, "grading_error": why}
+
+
+def is_stored_score(result: dict) -> bool:
+    """Whether ``result`` holds scores (and not a grading error) and may be stored."""
+    return not result.get("grading_error") and bool(result.get("tasks"))
+
+
+def time_limit(assignment: str, settings: GradingSettings) -> int:
+    """The wall time a launcher allows one grading of ``assignment`` before it kills it."""
+    from ..build import release_notebook
+    from .suite import graded_tasks
+
+    return settings.time_limit(len(graded_tasks(release_notebook(assignment))))
+
+
+def result_key(assignment: str, notebook: Path) -> str | None:
+    """The key a grading of ``notebook`` is stored under (None: not a readable notebook)."""
+    return key_of_file(assignment, notebook)
+
+
+def grade_one(assignment: str, notebook: Path, settings: GradingSettings, release_notebook: Path | None = None,
+              suite_dir: Path | None = None) -> dict:
+    """Grade one notebook with its hidden suite, in this process. Never raises: the student's
+    failures are in the scores, the grader's own in ``grading_error``."""
+    from .suite import run_suite
+
+    try:
+        return run_suite(assignment, Path(notebook), release_notebook, suite_dir=suite_dir, settings=settings)
+    except BaseException as err:  # noqa: BLE001 - the grader's own failure: a grading error
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        return grading_error(assignment, f"the grader failed on this notebook ({type(err).__name__}: {str(err)[:300]})")

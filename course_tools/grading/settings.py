@@ -1,0 +1,82 @@
+"""The settings of one grading, read in one place, when a grading starts.
+
+    settings = GradingSettings.current(unsandboxed=args.unsandboxed)   # a command's own options win
+    result = grade_one("04_conv_backward", notebook, settings)          # route.py
+
+Every launcher hands the same object to the process that grades (as a dict: through the fork
+server's pipe, a command-line option, a Dask task's argument), so a setting never travels by
+changing this process's environment, and a fork server started earlier never grades with what
+the environment said when it started.
+
+Environment variables, for nbgrader_config.py and a hub's service to set:
+
+    COURSE_GRADER_TASK_SECONDS   each task's time budget, default 120 (session.py)
+    COURSE_GRADER_UNSANDBOXED    1: grade without bubblewrap (sandbox.py says what that costs)
+    COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS, COURSE_GRADER_PROCESSES,
+    COURSE_GRADER_DISK_MB        the worker's limits (sandbox.Limits)
+    COURSE_GRADER_USER, COURSE_GRADER_NO_BWRAP, COURSE_LIB_DEVICE, COURSE_LIB_NO_MALLOPT
+                                 this machine's own (MACHINE_VARIABLES)
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+
+from . import sandbox
+
+TASK_SECONDS = 120
+# Running the notebook's cells once, before any check: its own limit (session.py's load_timeout).
+LOAD_SECONDS = 240
+# Past a notebook's budgets: starting Python, importing the grader, pytest's own work.
+SLACK_SECONDS = 120
+
+
+MACHINE_VARIABLES = ("COURSE_GRADER_USER", "COURSE_GRADER_NO_BWRAP", "COURSE_LIB_DEVICE", "COURSE_LIB_NO_MALLOPT")
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "yes", "true")
+
+
+@dataclass(frozen=True)
+class GradingSettings:
+    task_seconds: float = TASK_SECONDS
+    unsandboxed: bool = False
+    load_seconds: float = LOAD_SECONDS
+    # The whole grading of one notebook, when the instructor sets it (course grade --timeout,
+    # HiddenSuiteGrader.timeout); None: what the task budgets allow (time_limit).
+    notebook_seconds: int | None = None
+    limits: sandbox.Limits = field(default_factory=sandbox.Limits)
+    # This machine's own settings, which sandbox.py and course_lib read where they are used
+    # (the grading account, bubblewrap off for the tests, the device): a fork server started
+    # earlier gets them from here rather than from the environment it started with.
+    machine: dict = field(default_factory=dict)
+
+    @classmethod
+    def current(cls, *, unsandboxed: bool | None = None, task_seconds: float | None = None,
+                notebook_seconds: int | None = None) -> "GradingSettings":
+        """The settings of the environment now; an explicit argument (a command's option) wins."""
+        return cls(
+            task_seconds=float(task_seconds or sandbox._setting("COURSE_GRADER_TASK_SECONDS", TASK_SECONDS)),
+            unsandboxed=_flag("COURSE_GRADER_UNSANDBOXED") if unsandboxed is None else bool(unsandboxed),
+            notebook_seconds=int(notebook_seconds) if notebook_seconds else None,
+            limits=sandbox.Limits(),
+            machine={k: v for k, v in os.environ.items() if k in MACHINE_VARIABLES})
+
+    def time_limit(self, tasks: int) -> int:
+        """The longest a grading of a notebook with ``tasks`` graded tasks can legitimately take:
+        its cells, every task's budget, and slack. Past it, the grader itself is stuck."""
+        if self.notebook_seconds:
+            return int(self.notebook_seconds)
+        return int(self.load_seconds + tasks * self.task_seconds + SLACK_SECONDS)
+
+    # ------------------------------------------------------------------ crossing to another process
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GradingSettings":
+        data = dict(data)
+        limits = sandbox.Limits(**data.pop("limits"))
+        return cls(limits=limits, **data)
