@@ -221,11 +221,12 @@ def _parse_name(name: str, assignment: str) -> tuple[str, datetime.datetime | No
     return parts[0], submission_times.parse_timestamp(parts[2])
 
 
-def _examine(inbound: Path, assignment: str, ignore: list[str]) -> tuple[list[_Examined], list[Refusal]]:
+def _examine(inbound: Path, assignment: str, ignore: list[str],
+             only: str | None) -> tuple[list[_Examined], list[Refusal]]:
     accepted, refused = [], []
     for name in sorted(os.listdir(inbound)):
         parsed = _parse_name(name, assignment)
-        if parsed is None:
+        if parsed is None or (only is not None and parsed[0] != only):
             continue
         student, name_time = parsed
         owner, owner_text = expected_owner(student)
@@ -266,10 +267,12 @@ def _copy_into(folder: _Examined, target: Path, ignore: list[str], max_bytes: in
     return Collected(folder.student, folder.name, recorded, note, walk.left_out)
 
 
-def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], max_bytes: int) -> Outcome:
+def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], max_bytes: int,
+            only: str | None = None) -> Outcome:
     """Collect ``assignment`` from the exchange's ``inbound`` folder into nbgrader's ``submitted``
-    folder, as the module docstring says: per student the latest folder that passes every check."""
-    accepted, refused = _examine(inbound, assignment, ignore)
+    folder, as the module docstring says: per student (or only the student ``only``) the latest
+    folder that passes every check."""
+    accepted, refused = _examine(inbound, assignment, ignore, only)
     by_student: dict[str, list[_Examined]] = {}
     for folder in accepted:
         by_student.setdefault(folder.student, []).append(folder)
@@ -287,8 +290,11 @@ def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], 
 
 
 # ---------------------------------------------------------------------------------- the record
-def save_refusals(course_root: Path, assignment: str, refused: list[Refusal]) -> None:
-    """Keep what the latest collect of ``assignment`` refused, for `course status` and the report."""
+def save_refusals(course_root: Path, assignment: str, refused: list[Refusal], only: str | None = None) -> None:
+    """Keep what the latest collect of ``assignment`` refused, for `course status` and the report;
+    after a collect of ``only`` one student, the others' refusals stay as they were."""
+    if only is not None:
+        refused = [r for r in load_refusals(course_root, assignment) if r.student != only] + refused
     folder = course_root / REFUSALS
     folder.mkdir(exist_ok=True)
     (folder / f"{assignment}.json").write_text(json.dumps([asdict(r) for r in refused], indent=1))

@@ -220,3 +220,22 @@ def test_an_honest_timestamp_is_kept():
     assert recorded_time([claimed - datetime.timedelta(seconds=TOLERANCE_S + 1)], received)[0] == received
     assert recorded_time([received + datetime.timedelta(hours=1)], received)[0] == received
 
+
+
+# ---------------------------------------------------------------------------------- formgrader's collect
+def test_nbgraders_own_collect_goes_through_the_same_checks(tmp_path):
+    """Formgrader's Collect button runs nbgrader's collect: the course's configuration puts
+    inbound.collect in its place, with the same refusals kept for `course status`."""
+    from course_tools.course_dir import init_course
+
+    course = init_course(tmp_path / "course", "demo", tmp_path / "exchange")
+    inbound_dir = tmp_path / "exchange" / "demo" / "inbound"
+    genuine = _submit(inbound_dir, suffix="one")
+    hostile = _submit(inbound_dir, notebook="{}", suffix="two")
+    _symlinked_notebook(hostile, tmp_path / "course" / "nbgrader_config.py")
+    outcome = course.api().collect(ASSIGNMENT)  # what formgrader's button calls, in its process
+    assert outcome["success"], outcome
+    assert "REFUSED" in outcome["log"] and hostile.name in outcome["log"]
+    assert (course.folder("submitted") / STUDENT / ASSIGNMENT / NOTEBOOK).read_text() == GENUINE
+    assert [r.folder for r in inbound.load_refusals(course.root, ASSIGNMENT)] == [hostile.name]
+    assert genuine.name not in {r.folder for r in inbound.load_refusals(course.root, ASSIGNMENT)}
