@@ -40,5 +40,8 @@ os.environ.setdefault("COURSE_GRADER_PROCESSES", "32")
 c.AssignLatePenalties.plugin_class = "course_tools.late_penalty.PercentPerDay"
 c.PercentPerDay.percent_per_day = 10
 c.PercentPerDay.max_percent = 100
+# Collecting (formgrader's Collect button, `nbgrader collect`) as `course collect` does: regular files
+# only, each folder owned by the student it names, the time from the exchange (course_tools/inbound.py).
+c.ExchangeFactory.collect = "course_tools.exchange_collect.CourseCollect"
 # A graded cell a student deleted comes back (and scores what the hidden suite says).
 c.OverwriteCells.add_missing_cells = True

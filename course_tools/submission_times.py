@@ -1,31 +1,29 @@
-"""When did a submission really arrive? nbgrader trusts the student's own clock.
+"""When did a submission really arrive? Not when the student says.
 
-nbgrader's exchange names each submission folder after a timestamp the student's process
-writes (also into timestamp.txt), and the files stay owned by the student: a student can
-backdate a late submission, or swap the notebook in an on-time submission after the deadline.
-What a student cannot set is a file's status-change time (ctime): the kernel stamps it on every
-write, rename or chmod, and only root can forge it.
+nbgrader's exchange names each submission folder after a time the student's own process
+chooses, writes it into timestamp.txt too, and leaves both owned by the student: a student can
+backdate a late submission, delete or empty timestamp.txt, fill it with garbage or a date in the
+future, or swap the notebook in an on-time submission after the deadline (and ``touch`` it back:
+a file's mtime is the owner's to set). What a student cannot set is a file's status-change time
+(ctime): the kernel stamps it on every write, rename or chmod, and only root can set it back.
 
-After `nbgrader collect`, ``audit`` compares each collected submission's claimed time with the
-latest ctime in its exchange folder. Where the claim is earlier by more than ``tolerance`` (a
-slow copy into the exchange takes a while), the collected timestamp.txt is replaced by the
-time the exchange last saw a change, and the late penalty follows from that.
+So the time recorded for a collected submission (inbound.py writes it into the collected
+timestamp.txt, which nbgrader's autograde turns into the lateness and the late penalty) is the
+latest ctime in its exchange folder, ``received``, unless the submission's claim (the latest
+time its name and its timestamp.txt give) agrees with it: no later than ``received`` and no
+more than ``TOLERANCE_S`` earlier (nbgrader's submit stamps the time before it copies the
+files, and a copy takes a moment). Anything unreadable is no claim, so it is never on time by
+default: it counts from when the exchange last saw the folder change.
 """
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
-from pathlib import Path
 
-TOLERANCE_S = 600
-_FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
-
-
-@dataclass
-class Correction:
-    student: str
-    claimed: datetime.datetime
-    received: datetime.datetime
+# A copy into the exchange takes seconds; a claim earlier than that is not the time it arrived.
+TOLERANCE_S = 120
+# File times come from the kernel's coarse clock, a few milliseconds behind the one nbgrader reads.
+CLOCK_SLACK_S = 1.0
+FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 
 
 def parse_timestamp(text: str) -> datetime.datetime | None:
@@ -34,34 +32,23 @@ def parse_timestamp(text: str) -> datetime.datetime | None:
 
     try:
         return parse_utc(text.strip()).replace(tzinfo=None)
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, TypeError):
         return None
 
 
-def last_change(folder: Path) -> datetime.datetime:
-    """The latest status-change time (UTC, naive) of ``folder`` and everything in it."""
-    latest = max(p.lstat().st_ctime for p in [folder, *folder.rglob("*")])
-    return datetime.datetime.fromtimestamp(latest, datetime.timezone.utc).replace(tzinfo=None)
-
-
-def audit(inbound: Path, submitted: Path, assignment: str, students: list[str],
-          tolerance_s: float = TOLERANCE_S) -> list[Correction]:
-    """Correct backdated submissions of ``assignment`` in ``submitted`` (see the module docstring)."""
-    corrections = []
-    for student in students:
-        stamp_file = submitted / student / assignment / "timestamp.txt"
-        try:
-            claimed_text = stamp_file.read_text()
-        except OSError:
-            continue
-        claimed = parse_timestamp(claimed_text)
-        sources = [f for f in inbound.glob(f"{student}+{assignment}+*")
-                   if (f / "timestamp.txt").is_file() and (f / "timestamp.txt").read_text() == claimed_text]
-        if claimed is None or not sources:
-            continue
-        received = max(last_change(f) for f in sources)
-        if (received - claimed).total_seconds() > tolerance_s:
-            stamp_file.chmod(0o644)
-            stamp_file.write_text(received.strftime(_FORMAT))
-            corrections.append(Correction(student, claimed, received))
-    return corrections
+def recorded_time(claims: list[datetime.datetime | None], received: datetime.datetime,
+                  tolerance_s: float = TOLERANCE_S) -> tuple[datetime.datetime, str]:
+    """The time to record for a submission the exchange last saw change at ``received``, given
+    what it claims (None for a claim that is missing or unreadable), and why it is not the
+    claim when it is not ("" when it is). See the module docstring."""
+    readable = [c for c in claims if c is not None]
+    if not readable:
+        return received, "no readable submission time: the exchange's time"
+    claimed = max(readable)  # the latest evidence the submission gives
+    if claimed > received + datetime.timedelta(seconds=CLOCK_SLACK_S):
+        return received, (f"claims {claimed:%Y-%m-%d %H:%M:%S}, after the exchange last saw it change: "
+                          f"the exchange's time")
+    if (received - claimed).total_seconds() > tolerance_s:
+        return received, (f"claims {claimed:%Y-%m-%d %H:%M:%S}, but the exchange last saw it change at "
+                          f"{received:%Y-%m-%d %H:%M:%S}: the exchange's time")
+    return claimed, ""

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
-from .. import submission_times
+from .. import inbound
 from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, error_lines, init_course
 from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
@@ -165,25 +165,38 @@ def release(course: Course, assignment: str, due: str | None, force: bool = Fals
 
 # ---------------------------------------------------------------------------------- collect
 def collect(course: Course, assignment: str) -> int:
+    """Collect the latest genuine submission of each student from the exchange (inbound.py: never
+    nbgrader's collect, which follows links and trusts the folders' names and times); what is
+    refused is listed, kept for `course status` and `course report`, and makes the exit status 1."""
+    from nbgrader.coursedir import CourseDirectory
+
     check_assignment(assignment)
-    course.nbgrader_or_fail("collect", assignment, "--update", what=f"collecting {assignment}")
-    students = course.submitted_students(assignment)
-    if not students:
-        _say(f"no submissions of {assignment} in {course.exchange}/{course.course_id}/inbound yet")
+    inbound_folder = course.exchange / course.course_id / "inbound"
+    if not inbound_folder.is_dir():
+        raise CourseError(f"no inbound folder {inbound_folder}: release an assignment first (course release <id>)")
+    settings = CourseDirectory(config=course.config)
+    outcome = inbound.collect(inbound_folder, course.folder("submitted"), assignment,
+                              ignore=list(settings.ignore), max_bytes=settings.max_file_size * 1024)
+    inbound.save_refusals(course.root, assignment, outcome.refused)
+    if not outcome.collected and not outcome.refused:
+        _say(f"no submissions of {assignment} in {inbound_folder} yet")
         return 0
-    inbound = course.exchange / course.course_id / "inbound"
-    for fix in submission_times.audit(inbound, course.folder("submitted"), assignment, students):
-        _say(f"  {fix.student}: timestamp.txt claims {fix.claimed:%Y-%m-%d %H:%M:%S}, but the exchange last saw the "
-             f"submission change at {fix.received:%Y-%m-%d %H:%M:%S} (UTC); using the latter")
     due = _duedate(course, assignment)
     rows = []
-    for student in students:
-        stamp = _timestamp(course, student, assignment)
-        late = (stamp - due).total_seconds() if stamp and due else 0
-        rows.append([student, f"{stamp:%Y-%m-%d %H:%M:%S}" if stamp else "?", _late_text(late)])
-    _say(format_table(["student", "submitted (UTC)", "late"], rows))
-    _say(f"\n{len(students)} submission(s) of {assignment} in {course.folder('submitted')}; "
+    for got in outcome.collected:
+        late = (got.recorded - due).total_seconds() if due else 0
+        notes = [got.note] + [f"left out {path}" for path in got.left_out]
+        rows.append([got.student, f"{got.recorded:%Y-%m-%d %H:%M:%S}", _late_text(late),
+                     "; ".join(n for n in notes if n)])
+    rows += [[r.student, "-", "", f"REFUSED {r.folder}: {r.reason}"] for r in outcome.refused]
+    _say(format_table(["student", "submitted (UTC)", "late", "note"], rows))
+    _say(f"\n{len(outcome.collected)} submission(s) of {assignment} in {course.folder('submitted')}; "
          f"next: course grade {assignment}")
+    if outcome.refused:
+        _say(f"REFUSED {len(outcome.refused)} folder(s) in the exchange (listed above, and in `course status "
+             f"{assignment}` and the report): nothing of them was collected or graded. Where the student has an "
+             f"earlier genuine submission, that one was collected instead.")
+        return 1
     return 0
 
 
@@ -195,11 +208,6 @@ def _duedate(course: Course, assignment: str):
             return gradebook.find_assignment(assignment).duedate
     except (MissingEntry, CourseError):
         return None
-
-
-def _timestamp(course: Course, student: str, assignment: str):
-    path = course.folder("submitted") / student / assignment / "timestamp.txt"
-    return submission_times.parse_timestamp(path.read_text()) if path.is_file() else None
 
 
 def _late_text(seconds: float) -> str:
@@ -373,12 +381,14 @@ def export(course: Course, to: Path, exporter: str | None = None) -> int:
 
 # ---------------------------------------------------------------------------------- status
 def _uncollected(course: Course, assignment: str, collected: set[str]) -> list[str]:
-    inbound = course.exchange / course.course_id / "inbound"
+    """Students with a folder in the exchange that the latest collect neither collected nor refused."""
+    refused = {r.folder for r in inbound.load_refusals(course.root, assignment)}
     try:
-        names = [p.name.split("+") for p in inbound.iterdir()]
+        names = [p.name for p in (course.exchange / course.course_id / "inbound").iterdir()]
     except OSError:
         return []
-    return sorted({n[0] for n in names if len(n) >= 3 and n[1] == assignment and n[0] not in collected})
+    parts = [name.split("+") for name in names if name not in refused]
+    return sorted({n[0] for n in parts if len(n) >= 3 and n[1] == assignment and n[0] not in collected})
 
 
 def status(course: Course, assignment: str | None) -> int:
@@ -399,14 +409,15 @@ def status(course: Course, assignment: str | None) -> int:
         end = late_window_end(course, due)
         rows.append([name, "yes" if released else "no", f"{due:%Y-%m-%d %H:%M}" if due else "-",
                      f"{end:%Y-%m-%d %H:%M}" if end else ("-" if due is None else "no end"),
-                     len(_uncollected(course, name, set(collected))), len(collected), len(graded),
-                     sum(r["manual"] for r in graded),
+                     len(_uncollected(course, name, set(collected))), len(inbound.load_refusals(course.root, name)),
+                     len(collected), len(graded), sum(r["manual"] for r in graded),
                      f"{sum(finals) / len(finals):.1f}" if finals else "-"])
-    _say(format_table(["assignment", "released", "due (UTC)", "late work until", "waiting", "collected", "graded",
-                       "manual", "mean"], rows, right={4, 5, 6, 7, 8}))
+    _say(format_table(["assignment", "released", "due (UTC)", "late work until", "waiting", "refused", "collected",
+                       "graded", "manual", "mean"], rows, right={4, 5, 6, 7, 8, 9}))
     _say(f"\n{len(students)} student(s) in the gradebook. 'waiting': submitted but not collected "
-         f"(course collect <id>); 'manual': written answers to grade in formgrader; 'late work until': the "
-         f"last moment a late submission earns points.")
+         f"(course collect <id>); 'refused': exchange folders collect refused (links, special files, another "
+         f"account's folder: course status <id> says which); 'manual': written answers to grade in formgrader; "
+         f"'late work until': the last moment a late submission earns points.")
     _say_release_order(course, known)
     return 0
 
@@ -443,6 +454,8 @@ def _status_of(course: Course, assignment: str, due) -> int:
         rows.append([row["student"], state, points(row["final"], row["max_score"]), _late_text(row["late_seconds"]),
                      "yes" if has_feedback else ""])
     rows += [[student, "submitted, not collected", "-", "", ""] for student in waiting]
+    rows += [[r.student, f"REFUSED at collect: {r.folder}: {r.reason}", "-", "", ""]
+             for r in inbound.load_refusals(course.root, assignment)]
     _say(f"{assignment}: due {due:%Y-%m-%d %H:%M} UTC" if due else f"{assignment}: no due date")
     _say(format_table(["student", "state", "final", "late", "feedback"], rows, right={2}) if rows
          else "no submissions yet")

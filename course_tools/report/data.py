@@ -4,6 +4,7 @@
     the stored hidden-suite results (results.py)        every check, passed or not, why, diagnoses
     the grading-error record                             submissions the grader could not grade
     the grading log (grading_log.py)                      who entered each manual grade
+    the collect record (inbound.py)                       exchange folders `course collect` refused
 
 One ``StudentRecord`` per collected submission; ``ClassData`` adds the blank release's result
 (graded by `course grade` as a reference) and the assignment's task table.
@@ -21,6 +22,7 @@ from course_lib import tasks
 from ..build import release_notebook
 from ..course_dir import Course
 from ..grading.results import ResultStore, key_of_file
+from ..inbound import load_refusals
 from ..grading.suite import graded_tasks
 
 
@@ -70,6 +72,7 @@ class ClassData:
     blank: dict | None                   # the blank release's hidden-suite result, if graded
     errors: dict[str, dict]              # student -> {"error", "when"}
     graded_by: dict[tuple[str, str], str]  # (student, task) -> who entered the manual grade
+    refused: list = field(default_factory=list)  # inbound.Refusal: exchange folders collect refused
 
     @property
     def graded(self) -> list[StudentRecord]:
@@ -126,7 +129,8 @@ def load(course: Course, assignment: str) -> ClassData:
         if record.student in errors:
             record.grading_error = errors[record.student]["error"]
     blank = store.get(assignment, blank_key)
-    return ClassData(assignment, points, manual, records, blank, errors, read_log(course.root, assignment))
+    return ClassData(assignment, points, manual, records, blank, errors, read_log(course.root, assignment),
+                     load_refusals(course.root, assignment))
 
 
 def progress(course: Course) -> tuple[list[str], dict[str, dict[str, float | None]]]:

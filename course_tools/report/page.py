@@ -69,6 +69,8 @@ class Report:
             lines.append(f"  late: {s.student}, {_late(s.seconds_late)}, penalty {s.penalty:g}")
         for student, error in sorted(self.data.errors.items()):
             lines.append(f"  GRADING ERROR (not a score): {student}: {error['error'][:160]}")
+        for r in self.data.refused:
+            lines.append(f"  REFUSED at collect (not graded): {r.student}: {r.folder}: {r.reason[:160]}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ CSV
@@ -142,6 +144,13 @@ class Report:
         parts.append("<table><tr><th>student</th><th>when</th><th>error</th></tr>" + "".join(
             f"<tr><td>{e(s)}</td><td>{e(err['when'])}</td><td>{e(err['error'])}</td></tr>"
             for s, err in sorted(d.errors.items())) + "</table>" if d.errors else "<p>None.</p>")
+        parts.append("<h2>Refused at collect (not graded)</h2>")
+        parts.append("<p>Exchange folders that held a link, a special file or another account's files, or that "
+                     "another account put in a student's name. Where the student had an earlier genuine "
+                     "submission, that one was collected.</p><table><tr><th>student named</th><th>folder</th>"
+                     "<th>why</th></tr>" + "".join(
+                         f"<tr><td>{e(r.student)}</td><td>{e(r.folder)}</td><td>{e(r.reason)}</td></tr>"
+                         for r in d.refused) + "</table>" if d.refused else "<p>None.</p>")
         timed = [(s.submitted, s.final, s.max_score) for s in d.graded if s.submitted is not None]
         parts.append("<h2>Score against submission time</h2>")
         parts.append(f"<img alt='score against time' src='data:image/png;base64,"
