@@ -17,7 +17,8 @@ import nbformat
 from tqdm.auto import tqdm
 
 from .. import submission_times
-from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, error_lines, init_course
+from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
+                          init_course)
 from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
@@ -35,7 +36,10 @@ def _say(text: str = "") -> None:
 def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | None) -> int:
     course = init_course(directory, course_id, exchange, db_url)
     _say(f"course folder {course.root} (course id {course.course_id}, exchange {course.exchange}, "
-         f"gradebook {course.db_url})")
+         f"gradebook {course.db_url}), private to you (mode 0700)")
+    for exposure in bundle_exposures():  # the students' accounts are not known here: a warning, not a refusal
+        _say(f"warning: {exposure}\n  harmless on a machine of your own; where students have accounts, run that "
+             f"command before they log in")
     _say(_student_install(course.root / "student-install"))
     _say(f"next: cd {course.root} && course release 01_forward_ops --due '2026-12-01 23:59 UTC'")
     return 0
