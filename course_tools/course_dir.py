@@ -152,8 +152,11 @@ def find_course(explicit: str | Path | None = None) -> Course:
     return Course(ROOT)
 
 
-def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url: str | None = None) -> Course:
-    """Make a course folder at ``root`` (see the module docstring) and the exchange if missing."""
+def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url: str | None = None,
+                students: list[tuple[str, str, str]] = ()) -> Course:
+    """Make a course folder at ``root`` (see the module docstring) and the exchange if missing;
+    ``students`` (username, first name, last name) go into the gradebook, so that formgrader
+    shows graders their names (nbgrader would otherwise add each at collection, nameless)."""
     root = Path(root).expanduser().resolve()
     if (root / CONFIG).exists():
         raise CourseError(f"{root / CONFIG} exists already: edit it, or choose another folder")
@@ -164,7 +167,13 @@ def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url
     (root / CONFIG).write_text(INIT_TEMPLATE.format(root=root, bundle=ROOT, course_id=course_id, exchange=exchange,
                                                     db_url=db_url or f"sqlite:///{root}/gradebook.db"))
     ensure_exchange(exchange)
-    return Course(root)
+    course = Course(root)
+    if students:
+        with course.gradebook(must_exist=False) as gradebook:
+            for username, first_name, last_name in students:
+                gradebook.update_or_create_student(username, first_name=first_name or None,
+                                                   last_name=last_name or None)
+    return course
 
 
 def _private_folder(root: Path) -> None:

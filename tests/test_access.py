@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from course_tools import access
-from course_tools.course_dir import CourseError, init_course
+from course_tools.course_dir import CourseError, find_course, init_course
 from course_tools.hub import accounts
 from course_tools.hub.deploy import as_user
 
@@ -94,8 +94,19 @@ def test_a_group_the_student_is_in_counts_and_a_closed_parent_closes_everything(
     assert not _student_opens(inner / "gradebook.db")
 
 
-def test_course_init_makes_the_course_folder_private_and_refuses_an_open_one(student, open_folder):
-    course = init_course(open_folder / "semester" / "dlsys", "dlsys-test", open_folder / "exchange")
+def test_course_init_makes_the_course_folder_private_and_refuses_an_open_one(student, open_folder, capsys):
+    from course_tools.cli import main as course_command
+
+    folder = open_folder / "semester" / "dlsys"
+    roster = open_folder / "roster.csv"
+    roster.write_text("username,role,first_name,last_name\nprof,instructor,Grace,Hopper\n"
+                      "demo-access-stu,student,Ada,Lovelace\n")
+    assert course_command(["init", str(folder), "--course-id", "dlsys-test", "--exchange", str(open_folder / "exchange"),
+                           "--roster", str(roster)]) == 0
+    course = find_course(folder)
+    with course.gradebook() as gradebook:  # formgrader shows graders these names, not "None, None"
+        assert [(s.id, s.first_name, s.last_name) for s in gradebook.students] == [(STUDENT, "Ada", "Lovelace")]
+    assert "1 students in the gradebook" in capsys.readouterr().out
     assert (course.root.stat().st_mode & 0o777) == 0o700
     assert (open_folder / "semester").stat().st_mode & 0o005, "the folders above keep the umask's mode"
     assert not _student_opens(course.root / "nbgrader_config.py")

@@ -10,7 +10,7 @@ from hub/roster.csv, real nbgrader, Debian's Chromium driven by Playwright. One 
     mistake; ben: nothing), run all cells, press Validate (the dialog's verdict is checked),
     and submit from the Assignments tab.
  3. The TA collects and autogrades in formgrader (the hidden suites, in the sandbox, as the
-    grader account), grades the written derivation by hand with points and a comment, and
+    grader account), sees the students' names from the roster, grades the written derivation by hand with points and a comment, and
     generates and releases feedback.
  4. Each student fetches the feedback and opens it: its scores are the gradebook's, and it holds
     no line of the hidden suites.
@@ -62,6 +62,8 @@ PERSONAS = {"demo-ada": filled_release, "demo-cleo": with_mistake, "demo-ben": b
 DERIVATION = ("By the chain rule, each input element receives the output gradient times every kernel weight it "
               "met: dA is the full convolution of dZ with the kernel rotated by 180 degrees, and dW is the "
               "cross-correlation of the input with dZ.")
+# As formgrader shows the roster's names (hub/roster.csv): "last, first".
+SHOWN_NAMES = {"demo-ada": "Lovelace, Ada", "demo-ben": "Bitdiddle, Ben", "demo-cleo": "Hacker, Cleo"}
 MANUAL = {"demo-ada": (5, "Clear; say why the kernel is rotated."), "demo-cleo": (3, "The rotation is missing.")}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -270,6 +272,13 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
         row = page.locator("#main-table tr", has_text=student)
         _modal_ok(page, row.locator("td.autograde a"), "Success")
         row.locator("td.status", has_text=re.compile(r"^\s*(needs manual grading|graded)\s*$")).wait_for(timeout=300_000)
+    # The roster's names are in the gradebook (course init --roster): graders see whom they grade.
+    page.goto(ta.url(f"/services/{course}/formgrader/manage_students"))
+    for student in PERSONAS:
+        row = page.locator("#main-table tr", has_text=student)
+        row.wait_for()
+        assert SHOWN_NAMES[student] in row.inner_text(), row.inner_text()
+    assert "None, None" not in page.locator("#main-table").inner_text()
     scores = {student: _scores(hub.layout, student) for student in PERSONAS}
     assert scores["demo-ada"]["conv_backward"] == 8 and scores["demo-cleo"]["conv_backward"] < 8, scores
     assert scores["demo-cleo"]["conv_im2col_forward"] == 6 and scores["demo-ben"]["total"] == 0, scores
@@ -277,7 +286,7 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
     # Manual grading of the written derivation: points and a comment, saved as the TA leaves each field.
     for student, (points, comment) in MANUAL.items():
         page.goto(ta.url(f"/services/{course}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}"))
-        link = page.locator("#main-table a.name-shown", has_text=student)
+        link = page.locator("#main-table a.name-shown", has_text=SHOWN_NAMES[student])
         link.wait_for(state="attached")
         # The form fills itself from the gradebook once its page has loaded: a value typed before
         # then is overwritten, so wait for the page to be quiet, and type again if it was lost.

@@ -26,6 +26,13 @@ def test_the_roster_has_graders_and_students():
     roster = rosters.load()
     assert roster.graders == ["demo-instructor", "demo-ta"]
     assert roster.students == ["demo-ada", "demo-ben", "demo-cleo"]
+    assert roster.student_names()[0] == ("demo-ada", "Ada", "Lovelace")
+
+
+def test_a_roster_without_names_still_loads(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("username,role\ndemo-t,ta\ndemo-s,student\n")
+    assert rosters.load(path).student_names() == [("demo-s", "", "")]
 
 
 @pytest.mark.parametrize("text, error", [

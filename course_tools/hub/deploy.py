@@ -115,9 +115,10 @@ def build_environments(layout: HubLayout) -> None:
         os.chmod(folder, 0o755)
 
 
-def lay_out(layout: HubLayout) -> None:
-    """Permissions, the exchange, nbgrader's global config and the course folder; the grader
-    account must exist (accounts.create)."""
+def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = ()) -> None:
+    """Permissions, the exchange, nbgrader's global config and the course folder, with
+    ``students`` (username, first name, last name) in its gradebook; the grader account must
+    exist (accounts.create)."""
     grader = pwd.getpwnam(layout.grader_account)
     for private in (layout.bundle, layout.grader_env):
         _chown_tree_top(private, grader.pw_gid, 0o750)
@@ -133,7 +134,7 @@ def lay_out(layout: HubLayout) -> None:
     layout.profile_snippet.write_text(PROFILE_SNIPPET.format(
         course_id=layout.course_id, student_env=layout.student_env, grader_env=layout.grader_env))
     os.chmod(layout.profile_snippet, 0o644)
-    _make_course_folder(layout)
+    _make_course_folder(layout, students)
 
 
 def release_ownership(layout: HubLayout) -> list[Path]:
@@ -171,12 +172,14 @@ def _give_to_root(path: Path) -> bool:
     return True
 
 
-def _make_course_folder(layout: HubLayout) -> None:
-    """`course init` for the grader account (without building a student install: the hub has one)."""
-    code = ("import sys; from course_tools.course_dir import init_course; "
-            "init_course(sys.argv[1], sys.argv[2], sys.argv[3])")
+def _make_course_folder(layout: HubLayout, students: list[tuple[str, str, str]]) -> None:
+    """`course init --roster` for the grader account (without building a student install: the hub
+    has one). The students come as JSON: the grader account cannot read the roster's checkout."""
+    code = ("import json, sys; from course_tools.course_dir import init_course; "
+            "init_course(sys.argv[1], sys.argv[2], sys.argv[3], students=json.loads(sys.argv[4]))")
     made = as_user(layout.grader_account, [str(layout.grader_env / "bin" / "python"), "-c", code,
-                                           str(layout.course_folder), layout.course_id, str(layout.exchange)])
+                                           str(layout.course_folder), layout.course_id, str(layout.exchange),
+                                           json.dumps(list(students))])
     if made.returncode != 0:
         raise RuntimeError(f"making the course folder {layout.course_folder} failed: {made.stderr.strip()}")
     jupyter = layout.grader_home / ".jupyter"
