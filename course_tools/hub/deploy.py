@@ -139,9 +139,9 @@ def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = ()) -> Non
 
 def release_ownership(layout: HubLayout) -> list[Path]:
     """Empty the exchange (submissions, released copies, feedback: the accounts that own them are
-    going) and give every other path under the deployment that is not root's to root:root,
-    folders closed to everyone else (0700) where they held the grader's group; remove the login
-    shells' PATH snippet. Returns the paths given back. Run at the stop, after the accounts'
+    going) and give every other path under the deployment that is not root's to root:root, with
+    bundle/ and grader-env/ closed to all but root (0700) until lay_out opens them to the grader
+    account's group again; remove the login shells' PATH snippet. Returns the paths given back. Run at the stop, after the accounts'
     processes are gone and before userdel frees their uids, and at the start before anything is
     reused (a run killed before its clean-up leaves files to uids that no longer exist)."""
     layout.profile_snippet.unlink(missing_ok=True)
