@@ -63,7 +63,7 @@ class Exposure:
         return f"chmod {''.join(c for c in 'go' if c in self.classes)}-rwx {self.path}"
 
     def __str__(self) -> str:
-        whom = {"o": "every other account", "g": "its group", "u": "its owner"}
+        whom = {"o": "its bits for other accounts", "g": "its group, which is theirs", "u": "owning it"}
         through = " and ".join(whom[c] for c in self.classes)
         return (f"{self.path} ({self.what}; {self.detail}): readable by {', '.join(self.who)} through {through}\n"
                 f"    {self.fix}")
