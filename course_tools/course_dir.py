@@ -2,7 +2,9 @@
 
 A course folder holds nbgrader_config.py, the gradebook (SQLite by default), nbgrader's
 working folders (submitted/, autograded/, feedback/) and, made by `course init`, the student
-install for the students' environment (student-install/, see student_package.py). It is either this repository itself
+install for the students' environment (student-install/, see student_package.py). `course init`
+makes it private (0700: submissions, feedback and the gradebook are nobody else's business).
+It is either this repository itself
 (its nbgrader_config.py) or a folder made by `course init`, whose configuration loads the
 repository's grading set-up and takes the notebooks from the repository's source/ and
 assignments/, so a semester's submissions never mix with the course's sources.
@@ -23,6 +25,8 @@ from pathlib import Path
 # Shared with the student commands (course_student); the instructor commands import them from here.
 from course_student.errors import CourseError, check_assignment  # noqa: F401
 from course_student.nbgrader_run import error_lines, run_nbgrader  # noqa: F401
+
+from . import access
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "nbgrader_config.py"
@@ -155,19 +159,48 @@ def find_course(explicit: str | Path | None = None) -> Course:
     return Course(ROOT)
 
 
-def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url: str | None = None) -> Course:
-    """Make a course folder at ``root`` (see the module docstring) and the exchange if missing."""
+def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url: str | None = None,
+                students: list[tuple[str, str, str]] = ()) -> Course:
+    """Make a course folder at ``root`` (see the module docstring) and the exchange if missing;
+    ``students`` (username, first name, last name) go into the gradebook, so that formgrader
+    shows graders their names (nbgrader would otherwise add each at collection, nameless)."""
     root = Path(root).expanduser().resolve()
     if (root / CONFIG).exists():
         raise CourseError(f"{root / CONFIG} exists already: edit it, or choose another folder")
     if not course_id or any(ch in course_id for ch in "+*/ "):
         raise CourseError(f"course id {course_id!r} must be a non-empty word without '+', '*', '/' or spaces")
     exchange = Path(exchange or DEFAULT_EXCHANGE).expanduser().resolve()
-    root.mkdir(parents=True, exist_ok=True)
+    _private_folder(root)
     (root / CONFIG).write_text(INIT_TEMPLATE.format(root=root, bundle=ROOT, course_id=course_id, exchange=exchange,
                                                     db_url=db_url or f"sqlite:///{root}/gradebook.db"))
     ensure_exchange(exchange)
-    return Course(root)
+    course = Course(root)
+    if students:
+        with course.gradebook(must_exist=False) as gradebook:
+            for username, first_name, last_name in students:
+                gradebook.update_or_create_student(username, first_name=first_name or None,
+                                                   last_name=last_name or None)
+    return course
+
+
+def _private_folder(root: Path) -> None:
+    """The course folder, closed to every other account from the start: made with mode 0700 (the
+    folders above it as the umask says), or, when it exists already, refused while any other
+    account could read or enter it (the message says the chmod that closes it)."""
+    if root.exists():
+        found = access.exposures({root: "the course folder"}, [access.OTHERS])
+        if found:
+            raise CourseError(access.refusal(found, "course init makes no course folder here"))
+        return
+    root.parent.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700)
+    root.chmod(0o700)  # mkdir's mode passes through the umask; this is the mode meant
+
+
+def bundle_exposures() -> list[access.Exposure]:
+    """This bundle (hidden suites, solutions, sources, history) where every other account on
+    the machine can read it: harmless on an instructor's own machine, a leak on a shared one."""
+    return access.exposures({ROOT: "the course bundle: autograder/, solutions/, source/, .git"}, [access.OTHERS])
 
 
 def ensure_exchange(exchange: Path) -> None:

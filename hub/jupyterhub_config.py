@@ -9,7 +9,8 @@ It follows nbgrader's own model for that case ("one class, multiple graders"):
     from the graders' environment (the full bundle, PyTorch; formgrader on);
   - instructors and TAs are in the JupyterHub group formgrade-<course id>, whose role lets them
     reach that service and nothing of the students';
-  - nbgrader's global config (course id, exchange root) is read by every server.
+  - nbgrader's global config (course id, exchange root) is read by every server;
+  - it refuses to start while a student could read hidden material (see below).
 
 Where the deployment is comes from the environment (course_tools/hub sets it; a hub of its own
 can set it in its service unit or edit the defaults below):
@@ -26,6 +27,7 @@ several courses on one hub.
 import csv
 import os
 import pwd
+import sys
 from pathlib import Path
 
 c = get_config()  # noqa: F821
@@ -51,6 +53,22 @@ def _roster(path):
 
 ROSTER = _roster(os.environ.get("COURSE_HUB_ROSTER", HERE / "roster.csv"))
 GRADERS = sorted(name for name, role in ROSTER.items() if role in ("instructor", "ta"))
+STUDENTS = sorted(name for name, role in ROSTER.items() if role == "student")
+
+# ---------------------------------------------------------------------------- nothing hidden readable
+# The hub does not start while a student's account could read or enter what holds hidden material:
+# the checkout and environment it runs from, the deployment's bundle copy and graders' environment,
+# the course folder and its gradebook (course_tools/access.py, the same check `make hub` makes).
+try:
+    from course_tools.access import account, exposures, refusal
+except ImportError:  # a hub whose own environment lacks the course's tools: this checkout's
+    sys.path.insert(0, str(HERE.parent))
+    from course_tools.access import account, exposures, refusal
+from course_tools.hub.layout import HubLayout  # noqa: E402
+
+_EXPOSED = exposures(HubLayout(ROOT, COURSE_ID).hidden_material(), [account(name) for name in STUDENTS])
+if _EXPOSED:
+    raise SystemExit(refusal(_EXPOSED, "JupyterHub does not start"))
 
 # ---------------------------------------------------------------------------- the hub and its proxy
 c.JupyterHub.ip = os.environ.get("COURSE_HUB_IP", "127.0.0.1")

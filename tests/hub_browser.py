@@ -209,6 +209,18 @@ def open_terminal(page):
     return terminal
 
 
+def new_terminal(page):
+    """File > New > Terminal (where the launcher is behind open notebooks), focused."""
+    page.click(".lm-MenuBar-itemLabel:text-is('File')")
+    page.hover(".lm-Menu-itemLabel:text-is('New')")  # its submenu opens on hover
+    page.click(".lm-Menu-itemLabel:text-is('Terminal')")
+    terminal = page.locator(".jp-Terminal:visible")
+    terminal.wait_for()
+    time.sleep(2)  # the shell's prompt
+    terminal.click()
+    return terminal
+
+
 def formgrader_row(page, assignment: str):
     page.locator("#main-table tr", has_text=assignment).first.wait_for()
     return page.locator("#main-table tr", has_text=assignment).first

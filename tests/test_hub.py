@@ -10,13 +10,22 @@ from hub/roster.csv, real nbgrader, Debian's Chromium driven by Playwright. One 
     mistake; ben: nothing), run all cells, press Validate (the dialog's verdict is checked),
     and submit from the Assignments tab.
  3. The TA collects and autogrades in formgrader (the hidden suites, in the sandbox, as the
-    grader account), grades the written derivation by hand with points and a comment, and
+    grader account), sees the students' names from the roster, grades the written derivation by hand with points and a comment, and
     generates and releases feedback.
  4. Each student fetches the feedback and opens it: its scores are the gradebook's, and it holds
     no line of the hidden suites.
  5. Isolation: a student's browser is refused the course service, formgrader and another
     student's server and files; a cell in the student's own notebook cannot read the hidden
-    suites, solutions, sources, gradebook or other students' work, nor import the grader's code.
+    suites, solutions, sources, gradebook or other students' work, nor import the grader's code,
+    nor anything of the checkout the hub was started from.
+ 6. The student's own terminal (a login shell): `course check` is on its PATH and reports the
+    tasks; reading the checkout's hidden suites and the gradebook is refused.
+ 7. The hub stops (its own test, also run when the scenario fails): nothing under its root is
+    left to a uid or gid of the accounts it removed, nor the login shells' PATH snippet.
+
+Started from a checkout every account can read (a fresh clone is 0755), the hub refuses to start
+and names the chmod that closes it; the test checks that, runs the chmod as an instructor would,
+and gives the checkout its mode back at the end.
 
 It needs root, configurable-http-proxy, JupyterHub and Playwright (the `hub` extra), Debian's
 chromium and bubblewrap; without them it is skipped, and with COURSE_REQUIRE_HUB=1 (CI) it fails.
@@ -25,9 +34,12 @@ With COURSE_HUB_SCREENSHOTS=DIR it also writes the README's screenshots there (`
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pwd
 import re
+import shlex
 import shutil
 import time
 import warnings
@@ -37,6 +49,7 @@ import nbformat
 import pytest
 
 import hub_browser as hb
+import refusals
 from conftest import given_lines, hidden_code_lines
 from course_tools.build import release_notebook
 from course_tools.demo_class import blank, filled_release, with_mistake
@@ -49,6 +62,8 @@ PERSONAS = {"demo-ada": filled_release, "demo-cleo": with_mistake, "demo-ben": b
 DERIVATION = ("By the chain rule, each input element receives the output gradient times every kernel weight it "
               "met: dA is the full convolution of dZ with the kernel rotated by 180 degrees, and dW is the "
               "cross-correlation of the input with dZ.")
+# As formgrader shows the roster's names (hub/roster.csv): "last, first".
+SHOWN_NAMES = {"demo-ada": "Lovelace, Ada", "demo-ben": "Bitdiddle, Ben", "demo-cleo": "Hacker, Cleo"}
 MANUAL = {"demo-ada": (5, "Clear; say why the kernel is rotated."), "demo-cleo": (3, "The rotation is missing.")}
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -75,17 +90,53 @@ def _missing() -> list[str]:
     return missing
 
 
+class HubRun:
+    """This module's hub: started from this checkout as an instructor would start it, stopped by
+    the last test (or when the module ends, whatever happened); the ids of the accounts it made."""
+
+    def __init__(self, stack: contextlib.ExitStack):
+        from course_tools.hub.layout import HubLayout
+
+        self.stack, self.layout = stack, HubLayout()
+        self.hub = None
+        self.ids: dict[str, tuple[int, int]] = {}
+
+    def start(self):
+        from course_tools import access
+        from course_tools.hub import roster as rosters
+        from course_tools.hub.server import HubError
+        from course_tools.hub.session import running_hub
+
+        if access.exposures({ROOT: "this checkout"}, [access.OTHERS]):  # a fresh clone: 0755
+            with pytest.raises(HubError) as refused:
+                with running_hub(self.layout):
+                    pass
+            message = str(refused.value)
+            assert ROOT in [path for _, path in refusals.fixes(message)] and "demo-ada" in message, message
+            self.stack.enter_context(refusals.done_as_told(message))  # the mode comes back after the stop
+        self.hub = self.stack.enter_context(running_hub(self.layout))
+        for name in [self.layout.grader_account, *rosters.load().names()]:
+            entry = pwd.getpwnam(name)
+            self.ids[name] = (entry.pw_uid, entry.pw_gid)
+        return self
+
+    def stop(self) -> None:
+        self.stack.close()
+
+
 @pytest.fixture(scope="module")
-def hub():
+def hub_run():
     missing = _missing()
     if missing:
         message = "the hub test needs " + "; ".join(missing)
         pytest.fail(message + " (COURSE_REQUIRE_HUB=1)") if REQUIRE else pytest.skip(message)
-    from course_tools.hub.layout import HubLayout
-    from course_tools.hub.session import running_hub
+    with contextlib.ExitStack() as stack:
+        yield HubRun(stack).start()
 
-    with running_hub(HubLayout()) as running:
-        yield running
+
+@pytest.fixture(scope="module")
+def hub(hub_run):
+    return hub_run.hub
 
 
 @pytest.fixture
@@ -140,6 +191,7 @@ def test_a_course_on_the_hub_used_in_a_browser(hub, browser):
         for name, student in students.items():
             read_the_feedback(hub, student)
         isolation(hub, students["demo-ada"], ta)
+        in_a_students_terminal(hub, students["demo-ada"])
     except BaseException:
         FAILURES.mkdir(exist_ok=True)
         hb.save_screenshots(people, FAILURES)
@@ -220,6 +272,13 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
         row = page.locator("#main-table tr", has_text=student)
         _modal_ok(page, row.locator("td.autograde a"), "Success")
         row.locator("td.status", has_text=re.compile(r"^\s*(needs manual grading|graded)\s*$")).wait_for(timeout=300_000)
+    # The roster's names are in the gradebook (course init --roster): graders see whom they grade.
+    page.goto(ta.url(f"/services/{course}/formgrader/manage_students"))
+    for student in PERSONAS:
+        row = page.locator("#main-table tr", has_text=student)
+        row.wait_for()
+        assert SHOWN_NAMES[student] in row.inner_text(), row.inner_text()
+    assert "None, None" not in page.locator("#main-table").inner_text()
     scores = {student: _scores(hub.layout, student) for student in PERSONAS}
     assert scores["demo-ada"]["conv_backward"] == 8 and scores["demo-cleo"]["conv_backward"] < 8, scores
     assert scores["demo-cleo"]["conv_im2col_forward"] == 6 and scores["demo-ben"]["total"] == 0, scores
@@ -227,7 +286,7 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
     # Manual grading of the written derivation: points and a comment, saved as the TA leaves each field.
     for student, (points, comment) in MANUAL.items():
         page.goto(ta.url(f"/services/{course}/formgrader/gradebook/{ASSIGNMENT}/{ASSIGNMENT}"))
-        link = page.locator("#main-table a.name-shown", has_text=student)
+        link = page.locator("#main-table a.name-shown", has_text=SHOWN_NAMES[student])
         link.wait_for(state="attached")
         # The form fills itself from the gradebook once its page has loaded: a value typed before
         # then is overwritten, so wait for the page to be quiet, and type again if it was lost.
@@ -318,7 +377,7 @@ def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
         assert student.status_of(path) in (403, 404), f"{student.name} reached {path}"
     # A cell in the student's own notebook: every path the test knows is closed to it.
     layout, folder = hub.layout, hub.layout.course_folder
-    secrets = [*sorted((layout.bundle / "autograder" / ASSIGNMENT).glob("*.py")), layout.bundle / "autograder",
+    secrets = [*CHECKOUT_SECRETS, *sorted((layout.bundle / "autograder" / ASSIGNMENT).glob("*.py")), layout.bundle / "autograder",
                layout.bundle / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                layout.bundle / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", layout.grader_env,
                folder / "gradebook.db", folder / ".hidden_suite_results", folder / "nbgrader_config.py",
@@ -335,6 +394,36 @@ def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
     # Submissions in inbound/ are readable by exact name (nbgrader's model): the name has a random part.
     for submission in (layout.exchange / course / "inbound").iterdir():
         assert re.fullmatch(rf"[\w-]+\+{ASSIGNMENT}\+[^+]+\+[\w=-]{{12}}", submission.name), submission.name
+
+
+# What the checkout the hub was started from holds that no student may read (it stays closed
+# to them whether or not the hub's tools chmod'ed it: a parent closed to them is enough).
+CHECKOUT_SECRETS = [ROOT / "autograder" / ASSIGNMENT / "test_conv_backward.py", ROOT / "autograder",
+                    ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
+                    ROOT / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", ROOT / ".git", ROOT / ".venv" / "pyvenv.cfg"]
+
+
+def in_a_students_terminal(hub, student: hb.Person) -> None:
+    """The student's own JupyterLab terminal, a login shell (/etc/profile resets PATH there):
+    `course check` runs and reports every task; reading the checkout's hidden suite and solution
+    and the gradebook is refused. What the shell prints goes to files in the student's home."""
+    home = Path(pwd.getpwnam(student.name).pw_dir)
+    outputs = {name: home / f".hub-test-{name}" for name in ("check", "check-status", "read", "done")}
+    refused = [ROOT / "autograder" / ASSIGNMENT / "test_conv_backward.py",
+               ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", hub.layout.course_folder / "gradebook.db"]
+    hb.new_terminal(student.page)
+    student.page.keyboard.type(
+        f"course check {ASSIGNMENT}/{ASSIGNMENT}.ipynb > {outputs['check']} 2>&1; echo $? > {outputs['check-status']}; "
+        f"cat {' '.join(shlex.quote(str(p)) for p in refused)} > {outputs['read']} 2>&1; touch {outputs['done']}\n")
+    try:
+        assert _wait_for(outputs["done"].exists, timeout=hb.RUN_TIMEOUT_S), "the terminal's commands did not finish"
+        check, status, read = (outputs[name].read_text() for name in ("check", "check-status", "read"))
+        assert status.strip() == "0" and re.search(r"\b(\d+) of \1 checks pass", check), check
+        assert all(f"{path}: Permission denied" in read for path in refused), read
+        assert "SECRET" not in read and "BEGIN SOLUTION" not in read, read[:300]
+    finally:
+        for path in outputs.values():
+            path.unlink(missing_ok=True)
 
 
 PROBE = '''import glob, importlib.util, json, os
@@ -367,3 +456,20 @@ def _probe_from_a_cell(student: hb.Person, paths: list[str], inbound: Path) -> d
     output = panel.locator(".jp-OutputArea-output", has_text="PROBE").last
     output.wait_for(timeout=60_000)
     return json.loads(output.inner_text().strip().removeprefix("PROBE"))
+
+
+def test_stopping_the_hub_leaves_nothing_to_the_removed_accounts(hub_run):
+    """After the stop (a Ctrl-C of `make hub`), no path under the hub's root is owned by a uid or
+    gid that userdel freed: the next account given uid 1001 would own the grader's files."""
+    from course_tools.hub import accounts
+
+    layout, ids = hub_run.layout, hub_run.ids
+    assert ids, "the hub never started"
+    hub_run.stop()
+    assert not set(ids) & set(accounts.leftovers()), accounts.leftovers()
+    uids, gids = {uid for uid, _ in ids.values()}, {gid for _, gid in ids.values()}
+    every = [layout.root, *(Path(folder) / name for folder, subfolders, files in os.walk(layout.root)
+                            for name in subfolders + files)]
+    left = [path for path in every if path.lstat().st_uid in uids or path.lstat().st_gid in gids]
+    assert not left, f"{len(left)} paths under {layout.root} belong to removed accounts, e.g. {left[:5]}"
+    assert not layout.profile_snippet.exists()

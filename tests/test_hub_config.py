@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+import refusals
+from course_tools import access
 from course_tools.hub import accounts, roster as rosters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,6 +26,13 @@ def test_the_roster_has_graders_and_students():
     roster = rosters.load()
     assert roster.graders == ["demo-instructor", "demo-ta"]
     assert roster.students == ["demo-ada", "demo-ben", "demo-cleo"]
+    assert roster.student_names()[0] == ("demo-ada", "Ada", "Lovelace")
+
+
+def test_a_roster_without_names_still_loads(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("username,role\ndemo-t,ta\ndemo-s,student\n")
+    assert rosters.load(path).student_names() == [("demo-s", "", "")]
 
 
 @pytest.mark.parametrize("text, error", [
@@ -56,11 +65,23 @@ def test_accounts_are_private_and_removed_and_others_never_touched():
 
 
 def _load_config(course_id: str, root: Path):
+    """The configuration as JupyterHub loads it. From a checkout every account can read (a fresh
+    clone), it refuses to load, naming the chmod that closes the checkout: that is checked, the
+    chmod run, the configuration loaded, and the checkout's mode put back."""
     from traitlets.config.loader import PyFileConfigLoader
+
+    def load():
+        return PyFileConfigLoader(CONFIG.name, path=str(CONFIG.parent)).load_config()
 
     os.environ.update(COURSE_HUB_ROOT=str(root), COURSE_ID=course_id, COURSE_HUB_PASSWORD="x")
     try:
-        return PyFileConfigLoader(CONFIG.name, path=str(CONFIG.parent)).load_config()
+        if not access.exposures({ROOT: "the checkout"}, [access.OTHERS]):
+            return load()
+        with pytest.raises(SystemExit) as refused:
+            load()
+        with refusals.done_as_told(str(refused.value)) as done:
+            assert [path for _, path in done] == [ROOT], str(refused.value)
+            return load()
     finally:
         for key in ("COURSE_HUB_ROOT", "COURSE_ID", "COURSE_HUB_PASSWORD"):
             os.environ.pop(key)

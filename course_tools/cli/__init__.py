@@ -43,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--exchange", type=Path, default=None, help="nbgrader's exchange root (default /srv/nbgrader/exchange)")
     sub.add_argument("--db-url", default=None, help="gradebook URL (default: SQLite in the folder); "
                                                      "postgresql+psycopg2://user@host/db for several graders")
+    sub.add_argument("--roster", type=Path, default=None,
+                     help="a CSV username,role,first_name,last_name (as hub/roster.csv): its students go into the "
+                          "gradebook with their names, which formgrader shows the graders")
 
     sub = command("build", "regenerate releases (assignments/), executed solutions (solutions/) and the "
                            "student-facing course_lib from source/", course_folder=False)
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args) -> int:
     name = args.command
     if name == "init":
-        return instructor.init(args.directory, args.course_id, args.exchange, args.db_url)
+        return instructor.init(args.directory, args.course_id, args.exchange, args.db_url, args.roster)
     if name == "build":
         return instructor.build(args.assignments, args.check, not args.no_solutions)
     if name in student_cli.NAMES:

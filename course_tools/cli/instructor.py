@@ -16,7 +16,8 @@ import nbformat
 from tqdm.auto import tqdm
 
 from .. import inbound
-from ..course_dir import Course, CourseError, check_assignment, ensure_exchange, error_lines, init_course
+from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
+                          init_course)
 from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
@@ -32,10 +33,22 @@ def _say(text: str = "") -> None:
 
 
 # ---------------------------------------------------------------------------------- init / build
-def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | None) -> int:
-    course = init_course(directory, course_id, exchange, db_url)
+def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | None,
+         roster: Path | None = None) -> int:
+    from ..hub import roster as rosters
+
+    try:
+        students = rosters.load(roster).student_names() if roster else []
+    except (OSError, rosters.RosterError) as err:
+        raise CourseError(f"the roster cannot be read: {err}") from None
+    course = init_course(directory, course_id, exchange, db_url, students)
     _say(f"course folder {course.root} (course id {course.course_id}, exchange {course.exchange}, "
-         f"gradebook {course.db_url})")
+         f"gradebook {course.db_url}), private to you (mode 0700)")
+    for exposure in bundle_exposures():  # the students' accounts are not known here: a warning, not a refusal
+        _say(f"warning: {exposure}\n  harmless on a machine of your own; where students have accounts, run that "
+             f"command before they log in")
+    if students:
+        _say(f"{len(students)} students in the gradebook, with their names (from {roster})")
     _say(_student_install(course.root / "student-install"))
     _say(f"next: cd {course.root} && course release 01_forward_ops --due '2026-12-01 23:59 UTC'")
     return 0

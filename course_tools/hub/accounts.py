@@ -86,6 +86,12 @@ def kill_processes(uid: int, timeout: float = 5.0) -> None:
             return
 
 
+def stop_processes(name: str) -> None:
+    """End every process of ``name`` if it is an account made here (others are left alone)."""
+    if ours(name):
+        kill_processes(pwd.getpwnam(name).pw_uid)
+
+
 def remove(names: list[str]) -> list[str]:
     """Remove the accounts made here among ``names`` (their processes, home and group);
     returns the names removed. Others are left alone."""

@@ -9,6 +9,14 @@ Who may read what, which is the point of it:
     sticky bit keeps a student from removing the course's); nbgrader itself makes inbound/
     write-only for students (2733) and names each submission with a random part.
   - every student's home: 0700 (accounts.py).
+  - /etc/profile.d/course-hub-<id>.sh: a JupyterLab terminal is a login shell, whose /etc/profile
+    resets PATH; the snippet puts the server's own environment (students': the student install's
+    `course`) back in front, for the shells of this hub's servers only.
+
+When the hub stops, ``release_ownership`` empties the exchange and gives everything else under
+the deployment back to root, so that nothing is left owned by a uid or gid that userdel frees
+(the next account given uid 1001 would otherwise own the grader's files); the next start does
+the same before reusing anything.
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ import pwd
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 from ..student_package import build_student_package
 from . import envs
@@ -44,6 +53,14 @@ GRADER_PROFILE = """
 # The graders' environment first, also in a login shell (a terminal in the grader service):
 # `course release`, `course grade` and nbgrader act on the course folder ($COURSE_DIR).
 PATH="{env}/bin:$PATH"
+"""
+
+PROFILE_SNIPPET = """# The course {course_id}'s hub (written by course_tools/hub when it starts, removed when it stops).
+# A JupyterLab terminal runs a login shell, and /etc/profile resets PATH: put the environment the
+# server runs from (the students' with `course`, or the graders') back in front.
+case "${{VIRTUAL_ENV:-}}" in
+    {student_env}|{grader_env}) PATH="$VIRTUAL_ENV/bin:$PATH" ;;
+esac
 """
 
 GRADER_USER_CONFIG = '''"""The grader account's nbgrader configuration (~/.jupyter/nbgrader_config.py): the course
@@ -98,9 +115,10 @@ def build_environments(layout: HubLayout) -> None:
         os.chmod(folder, 0o755)
 
 
-def lay_out(layout: HubLayout) -> None:
-    """Permissions, the exchange, nbgrader's global config and the course folder; the grader
-    account must exist (accounts.create)."""
+def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = ()) -> None:
+    """Permissions, the exchange, nbgrader's global config and the course folder, with
+    ``students`` (username, first name, last name) in its gradebook; the grader account must
+    exist (accounts.create)."""
     grader = pwd.getpwnam(layout.grader_account)
     for private in (layout.bundle, layout.grader_env):
         _chown_tree_top(private, grader.pw_gid, 0o750)
@@ -113,15 +131,55 @@ def lay_out(layout: HubLayout) -> None:
         GLOBAL_CONFIG.format(etc=layout.etc_jupyter, course_id=layout.course_id, exchange=layout.exchange))
     shutil.rmtree(layout.state, ignore_errors=True)
     layout.state.mkdir(mode=0o700, parents=True)
-    _make_course_folder(layout)
+    layout.profile_snippet.write_text(PROFILE_SNIPPET.format(
+        course_id=layout.course_id, student_env=layout.student_env, grader_env=layout.grader_env))
+    os.chmod(layout.profile_snippet, 0o644)
+    _make_course_folder(layout, students)
 
 
-def _make_course_folder(layout: HubLayout) -> None:
-    """`course init` for the grader account (without building a student install: the hub has one)."""
-    code = ("import sys; from course_tools.course_dir import init_course; "
-            "init_course(sys.argv[1], sys.argv[2], sys.argv[3])")
+def release_ownership(layout: HubLayout) -> list[Path]:
+    """Empty the exchange (submissions, released copies, feedback: the accounts that own them are
+    going) and give every other path under the deployment that is not root's to root:root, with
+    bundle/ and grader-env/ closed to all but root (0700) until lay_out opens them to the grader
+    account's group again; remove the login shells' PATH snippet. Returns the paths given back. Run at the stop, after the accounts'
+    processes are gone and before userdel frees their uids, and at the start before anything is
+    reused (a run killed before its clean-up leaves files to uids that no longer exist)."""
+    layout.profile_snippet.unlink(missing_ok=True)
+    shutil.rmtree(layout.exchange, ignore_errors=True)
+    given_back = [path for path in _everything_under(layout.root) if _give_to_root(path)]
+    for private in (layout.bundle, layout.grader_env):
+        if private.is_dir():
+            os.chmod(private, 0o700)  # until lay_out opens it to the grader account's group again
+    return given_back
+
+
+def _everything_under(root: Path) -> Iterator[Path]:
+    """``root`` and every path below it, links included but never followed."""
+    if not root.is_dir():
+        return
+    yield root
+    for folder, subfolders, files in os.walk(root):
+        for name in subfolders + files:
+            yield Path(folder) / name
+
+
+def _give_to_root(path: Path) -> bool:
+    """chown root:root ``path`` (the link itself for a link) unless it is root's already."""
+    st = path.lstat()
+    if st.st_uid == 0 and st.st_gid == 0:
+        return False
+    os.lchown(path, 0, 0)
+    return True
+
+
+def _make_course_folder(layout: HubLayout, students: list[tuple[str, str, str]]) -> None:
+    """`course init --roster` for the grader account (without building a student install: the hub
+    has one). The students come as JSON: the grader account cannot read the roster's checkout."""
+    code = ("import json, sys; from course_tools.course_dir import init_course; "
+            "init_course(sys.argv[1], sys.argv[2], sys.argv[3], students=json.loads(sys.argv[4]))")
     made = as_user(layout.grader_account, [str(layout.grader_env / "bin" / "python"), "-c", code,
-                                           str(layout.course_folder), layout.course_id, str(layout.exchange)])
+                                           str(layout.course_folder), layout.course_id, str(layout.exchange),
+                                           json.dumps(list(students))])
     if made.returncode != 0:
         raise RuntimeError(f"making the course folder {layout.course_folder} failed: {made.stderr.strip()}")
     jupyter = layout.grader_home / ".jupyter"

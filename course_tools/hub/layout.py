@@ -8,16 +8,24 @@ which derives the same paths from COURSE_HUB_ROOT and COURSE_ID).
     <root>/etc/jupyter/   nbgrader's global config (course id, exchange), on every server's JUPYTER_CONFIG_PATH
     <root>/state/         the hub's database, cookie secret, proxy pid and log (root only)
     ~grader-<id>/<id>/    the course folder (gradebook, submissions, feedback), the grader account's
+    /etc/profile.d/course-hub-<id>.sh   puts the server's environment back on a login shell's PATH
+
+``hidden_material`` lists what students must never read, the checkout the hub is started from
+included (course_tools/access.py checks it).
 """
 from __future__ import annotations
 
 import os
 import pwd
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_ROOT = Path("/srv/course-hub")
 DEFAULT_COURSE_ID = "dlsys"
+# The checkout the hub's tools run from (as root): the full bundle with its history.
+CHECKOUT = Path(__file__).resolve().parents[2]
+PROFILE_D = Path("/etc/profile.d")
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,28 @@ class HubLayout:
     @property
     def course_folder(self) -> Path:
         return self.grader_home / self.course_id
+
+    @property
+    def profile_snippet(self) -> Path:
+        """The login shells' PATH fix for this course's servers (deploy.py writes it)."""
+        return PROFILE_D / f"course-hub-{self.course_id}.sh"
+
+    def hidden_material(self) -> dict[Path, str]:
+        """Every path that holds what no student may read (path: what it holds), whether or not
+        it exists yet: the checkout and the Python environment the hub runs from, any course
+        folder made in that checkout, the deployment's private parts, the course folder."""
+        paths = {CHECKOUT: "the course bundle the hub is started from: autograder/, solutions/, source/, .git",
+                 CHECKOUT / "demo-course": "`course demo`'s course folder and gradebook"}
+        if sys.prefix != sys.base_prefix:  # a virtual environment: course_tools, PyTorch
+            paths[Path(sys.prefix)] = "the Python environment the hub runs from"
+        paths.update({
+            self.bundle: "the deployment's copy of the bundle (hidden suites, solutions, sources)",
+            self.grader_env: "the graders' environment (the bundle, editable)",
+            self.state: "the hub's database and cookie secret",
+            self.course_folder: "the course folder (submissions, feedback)",
+            self.course_folder / "gradebook.db": "the gradebook",
+        })
+        return paths
 
     def env(self) -> dict[str, str]:
         """What hub/jupyterhub_config.py reads to find this deployment."""

@@ -1,7 +1,8 @@
 """The roster of a hub: who is an instructor, a teaching assistant or a student.
 
-hub/roster.csv has a header ``username,role`` and one person a line; lines starting with '#'
-are comments. Instructors and TAs are graders: they join the JupyterHub group
+hub/roster.csv has a header ``username,role`` (optionally followed by ``first_name,last_name``)
+and one person a line; lines starting with '#' are comments. The names go into the gradebook
+(`course init --roster`, the hub's course folder), so that graders see whom they grade. Instructors and TAs are graders: they join the JupyterHub group
 ``formgrade-<course id>`` that reaches the course's grader service.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ ROLES = ("instructor", "ta", "student")
 # What useradd accepts on Debian (and JupyterHub keeps as is): lower case, digits, '-', '_'.
 NAME = re.compile(r"[a-z_][a-z0-9_-]{0,30}")
 DEFAULT = Path(__file__).resolve().parents[2] / "hub" / "roster.csv"
+HEADERS = (["username", "role"], ["username", "role", "first_name", "last_name"])
 
 
 class RosterError(ValueError):
@@ -25,6 +27,8 @@ class RosterError(ValueError):
 class Person:
     username: str
     role: str
+    first_name: str = ""
+    last_name: str = ""
 
     @property
     def grades(self) -> bool:
@@ -46,12 +50,17 @@ class Roster:
     def students(self) -> list[str]:
         return self.names("student")
 
+    def student_names(self) -> list[tuple[str, str, str]]:
+        """(username, first name, last name) of each student, for the gradebook."""
+        return [(p.username, p.first_name, p.last_name) for p in self.people if p.role == "student"]
+
 
 def load(path: Path = DEFAULT) -> Roster:
     lines = [line for line in Path(path).read_text().splitlines() if line.strip() and not line.startswith("#")]
     rows = list(csv.DictReader(lines))
-    if not lines or [k.strip() for k in csv.reader(lines[:1]).__next__()] != ["username", "role"]:
-        raise RosterError(f"{path}: the first line must be the header 'username,role'")
+    if not lines or [k.strip() for k in csv.reader(lines[:1]).__next__()] not in HEADERS:
+        raise RosterError(f"{path}: the first line must be the header 'username,role' or "
+                          f"'username,role,first_name,last_name'")
     people, seen = [], set()
     for number, row in enumerate(rows, start=2):
         name, role = (row.get("username") or "").strip(), (row.get("role") or "").strip()
@@ -62,7 +71,7 @@ def load(path: Path = DEFAULT) -> Roster:
         if name in seen:
             raise RosterError(f"{path}, row {number}: {name} is listed twice")
         seen.add(name)
-        people.append(Person(name, role))
+        people.append(Person(name, role, (row.get("first_name") or "").strip(), (row.get("last_name") or "").strip()))
     if not any(p.grades for p in people) or not any(p.role == "student" for p in people):
         raise RosterError(f"{path}: a course needs at least one instructor or TA and one student")
     return Roster(tuple(people))

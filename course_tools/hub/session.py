@@ -3,8 +3,12 @@
     with running_hub(layout, roster_path) as hub:
         ...  # hub.url, hub.password; the accounts of the roster and grader-<course id> exist
 
-On leaving (also on an error or Ctrl-C) the hub and everything it started are stopped and the
-accounts made for it removed, homes included. `make hub` and tests/test_hub.py use this.
+It refuses to start while a student could read hidden material (the checkout it runs from, its
+environment, the deployment's private parts, the course folder): once before building anything,
+and again once the accounts exist (their groups count); hub/jupyterhub_config.py checks the same
+at the hub's own start. On leaving (also on an error or Ctrl-C) the hub and everything it started
+are stopped, the deployment given back to root and the accounts made for it removed, homes
+included. `make hub` and tests/test_hub.py use this.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import fcntl
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .. import access
 from . import accounts, deploy, roster as rosters
 from .layout import HubLayout
 from .server import Hub, HubError, require_programs
@@ -31,31 +36,46 @@ def release(layout: HubLayout, assignment: str) -> str:
     return done.stdout
 
 
+def refuse_if_students_could_read_hidden_material(layout: HubLayout, students: list[str]) -> None:
+    """HubError naming each path of ``layout.hidden_material()`` that one of ``students`` (an
+    account not made yet: through the other bits) could read or enter, with its chmod."""
+    found = access.exposures(layout.hidden_material(), [access.account(name) for name in students])
+    if found:
+        raise HubError(access.refusal(found, "the hub does not start"))
+
+
 @contextlib.contextmanager
 def running_hub(layout: HubLayout, roster_path: Path = rosters.DEFAULT,
                 say: Callable[[str], None] = lambda text: None) -> Iterator[Hub]:
     require_programs()
     roster = rosters.load(roster_path)
-    lock = open(LOCK, "a+")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise HubError(f"another course hub is running on this machine ({LOCK} is locked): stop it first") from None
-    say(f"building the environments in {layout.root} (a minute or two the first time) ...")
-    deploy.build_environments(layout)
-    names = [layout.grader_account, *roster.names()]
-    hub = Hub(layout, Path(roster_path))
-    try:
-        say(f"creating the accounts {', '.join(names)} ...")
-        accounts.create(names)
-        deploy.lay_out(layout)
-        say(f"starting JupyterHub on {hub.url} ...")
-        hub.start()
-        yield hub
-    finally:
+    refuse_if_students_could_read_hidden_material(layout, roster.students)
+    with open(LOCK, "a+") as lock:
         try:
-            hub.stop()
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HubError(f"another course hub is running on this machine ({LOCK} is locked): stop it first") from None
+        given_back = deploy.release_ownership(layout)
+        if given_back:
+            say(f"gave {len(given_back)} paths under {layout.root} left by an earlier run back to root")
+        say(f"building the environments in {layout.root} (a minute or two the first time) ...")
+        deploy.build_environments(layout)
+        names = [layout.grader_account, *roster.names()]
+        hub = Hub(layout, Path(roster_path))
+        try:
+            say(f"creating the accounts {', '.join(names)} ...")
+            accounts.create(names)
+            deploy.lay_out(layout, roster.student_names())
+            refuse_if_students_could_read_hidden_material(layout, roster.students)
+            say(f"starting JupyterHub on {hub.url} ...")
+            hub.start()
+            yield hub
         finally:
-            removed = accounts.remove(names)
-            lock.close()
-        say(f"stopped the hub; removed the accounts {', '.join(removed) or '(none)'}")
+            try:
+                hub.stop()
+                for name in names:  # nothing of theirs may still be writing when their files change owner
+                    accounts.stop_processes(name)
+                deploy.release_ownership(layout)
+            finally:
+                removed = accounts.remove(names)
+            say(f"stopped the hub; removed the accounts {', '.join(removed) or '(none)'}")
