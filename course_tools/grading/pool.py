@@ -36,12 +36,13 @@ def _settings() -> dict:
 def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
     import os
 
-    from .suite import run_suite
+    from .suite import cap_grader_memory, run_suite
 
     for key in [k for k in os.environ if k.startswith(("COURSE_GRADER_", "COURSE_LIB_"))]:
         del os.environ[key]
     os.environ.update(settings)
     try:
+        cap_grader_memory()
         result = run_suite(assignment, Path(notebook))
     except BaseException as err:  # noqa: BLE001 - the grader's own failure: a grading error
         result = {"assignment": assignment, "tasks": {},

@@ -114,13 +114,14 @@ def reduce_to_shape_substitutes(student) -> dict:
             **student.substitute("student:reduce_to_shape", "reduce_recipe", reduce_recipe)}
 
 
-def source_substitutes(targets: list[str], fn) -> dict:
-    """Reference code lent as source for one call: only for a tool the student's code needs whose
-    own task the suite has already graded (the worker could keep a copy; see 06's suite)."""
-    import inspect
-
-    spec = {"kind": "source", "code": inspect.getsource(fn), "name": fn.__name__}
-    return {target: spec for target in targets}
+def calls_back_substitutes(student, targets: list[str], fn) -> dict:
+    """``fn(f, *args)`` by the grader for each target, where ``f`` is a function of the student's
+    process (central_difference's f): the grader runs fn and asks the worker for f's value at each
+    point fn probes, so f's values cross and fn's code does not."""
+    out = {}
+    for target in targets:
+        out.update(student.substitute(target, "calls_back", fn))
+    return out
 
 
 def slice_view(shape, strides, offset, handle_size, spec):
