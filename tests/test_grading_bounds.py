@@ -7,6 +7,8 @@
   a callback's arguments and result), memory (the grading process's cap) and time (the request's
   deadline, the task's budget); a refusal is that check's failure with a message, never a
   grading error.
+- A crash costs only its own task: a task that crashes the worker three times loses its
+  remaining checks, and the next task gets a fresh worker.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import pytest
 from course_tools.demo_class import apply_edits
 from course_tools.grading import planted_bugs
 from course_tools.grading.reference import compute_substitutes
-from course_tools.grading.session import StudentError, StudentSession
+from course_tools.grading.session import MAX_CRASHES_PER_TASK, StudentError, StudentSession
 from course_tools.grading.suite import feedback_text, run_suite
 from fixtures.hostile_grader_side import HOSTILE_GRADER_SIDE, REFERENCE_MARKERS
 from grading_support import FAST, ROOT, inject, require_sandbox, scores, source
@@ -181,3 +183,24 @@ def test_the_grading_process_gets_a_memory_cap_generous_enough_for_torch(tmp_pat
     env = {**os.environ, "COURSE_GRADER_SUITE_MEMORY_MB": "3000", "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "refused", done.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------ crashes
+CRASHING_NEGATE = """\
+import os
+from course_lib.student import implements
+from course_lib import ops
+@implements(ops.Negate, "compute")
+def compute(self, a):
+    os._exit(1)
+"""
+
+
+def test_a_task_that_crashes_three_times_loses_only_its_own_checks(tmp_path):
+    result = run_suite("01_forward_ops", _notebook(tmp_path, "01_forward_ops", CRASHING_NEGATE), **FAST)
+    got = scores(result)
+    assert got["forward_negate"][0] == 0
+    assert all(s == p for t, (s, p) in got.items() if t != "forward_negate"), got
+    negate = feedback_text("forward_negate", result["tasks"]["forward_negate"])
+    assert f"crashed or hung the grading process {MAX_CRASHES_PER_TASK} times" in negate, negate
+    assert result["worker_starts"] == 1 + MAX_CRASHES_PER_TASK  # each crash of negate, and nothing more

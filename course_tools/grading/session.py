@@ -15,6 +15,12 @@ restarts of a crashed worker included, and the grader's own work in the grader-p
 the submission calls). A task that uses it up loses its remaining checks, with a message saying
 so; the other tasks are graded as usual.
 
+Crashes: a task whose checks crash or hang the worker MAX_CRASHES_PER_TASK times loses its
+remaining checks; the next task gets a fresh worker and a count of its own. Each restart runs
+the notebook's cells again, charged to the budget of the task that needs the worker, so a
+notebook costs at most one start plus MAX_CRASHES_PER_TASK restarts per task, each within
+that task's budget.
+
 Grader-provided functions (``grader_function``) run grader code on arguments the submission
 chose: they are bounded in size (GRADER_READ_ELEMENTS array elements in, what the protocol
 carries out, MemoryError under the grading process's memory cap), in time (the request's
@@ -45,7 +51,7 @@ from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from .diagnosis import Call, Diagnoser
 from .worker.protocol import GraderFunction, StridedView, ValueRefused
 
-MAX_STARTS = 3
+MAX_CRASHES_PER_TASK = 3
 MAX_CALLBACKS = 20000  # messages of one request to grader-provided functions: calls, and values sent back
 MAX_CALLBACK_DEPTH = 8  # a grader function calling back a function that calls a grader function ...
 GRADER_READ_ELEMENTS = views.GRADER_READ_ELEMENTS  # the most array elements grader-side work takes from one call
@@ -125,6 +131,7 @@ class StudentSession:
         self.task_seconds = float(task_seconds or DEFAULT_TASK_SECONDS)
         self.kind: str | None = None
         self.starts = 0
+        self.crashes: dict[str | None, int] = {}  # task -> workers its checks crashed or hung
         self.process = None
         self.channel: Channel | None = None
         self.cgroup: Cgroup | None = None
@@ -194,8 +201,6 @@ class StudentSession:
             raise GradingError(self.broken)
         if self.fatal:
             raise StudentError(self.fatal)
-        if self.starts >= MAX_STARTS:
-            raise StudentError(f"the notebook's code crashed or hung {MAX_STARTS} times; remaining checks skipped")
         began = time.monotonic()  # the sandbox's set-up counts as its start
         try:
             self.kind = sandbox.sandbox_kind()
@@ -361,6 +366,10 @@ class StudentSession:
         functions, self._offered = self._offered, {}
         if self.remaining() <= 0:
             raise self._out_of_time()
+        task = self.current_task
+        if self.crashes.get(task, 0) >= MAX_CRASHES_PER_TASK:
+            raise StudentError(f"the checks of {task} crashed or hung the grading process {MAX_CRASHES_PER_TASK} "
+                               f"times; its remaining checks were skipped (the other tasks are graded as usual)")
         started = time.monotonic()
         try:
             if self.process is None:
@@ -375,6 +384,8 @@ class StudentSession:
             return value
         finally:
             self._charge(time.monotonic() - started)
+            if self.process is None and not self.broken:  # this check crashed, hung or failed to restart it
+                self.crashes[task] = self.crashes.get(task, 0) + 1
 
     def _exchange(self, scenario, args, options, with_views, functions, timeout, what):
         budget = self.remaining()
