@@ -153,8 +153,9 @@ def test_a_lent_function_asked_for_a_huge_result_fails_the_check(tmp_path):
 # ------------------------------------------------------------------------------ time
 CALLS_THE_NAIVE_CONV = """\
 def calls_it(backward_fn):
-    a_pad = np.zeros((16, 16, 64, 64))
-    return backward_fn(np.zeros((16, 16, 62, 62)), a_pad, np.zeros((16, 16, 3, 3)), 0, 1)[2]
+    # legal, and about 3 million elements: the pure-Python loops take a minute here
+    a_pad = np.zeros((48, 16, 64, 64))
+    return backward_fn(np.zeros((48, 16, 62, 62)), a_pad, np.zeros((16, 16, 3, 3)), 0, 1)[2]
 """
 
 

@@ -655,13 +655,16 @@ def _stopping_at(deadline: float):
     seconds = deadline - time.monotonic()
     if seconds <= 0:
         raise _OutOfTime()
+    began = time.monotonic()
     previous = signal.signal(signal.SIGALRM, _raise_out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous_delay, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if previous_delay:  # someone else's alarm (a test runner's timeout, say) keeps its time
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, previous_delay - (time.monotonic() - began)))
 
 
 def _elements(value, depth: int = 0) -> int:
