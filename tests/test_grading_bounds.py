@@ -132,6 +132,17 @@ def test_a_forged_view_costs_its_checks_and_is_never_a_grading_error(tmp_path):
     assert "ndarray_permute" in lost and "elements the grader reads" in _feedback(result)
 
 
+def test_the_lent_slice_view_refuses_a_huge_claimed_buffer_before_allocating():
+    """03's lent _slice_view gets the buffer's size from the worker: 10**12 elements is refused at once."""
+    from course_tools.grading.reference import slice_view
+
+    assert slice_view([4, 3], [3, 1], 0, 12, [["slice", 0, 2, 1]]) == [[2, 3], [3, 1], 0]
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="the grader works on at most 16777216"):
+        slice_view([4, 3], [3, 1], 0, 10 ** 12, [["int", 0]])
+    assert time.monotonic() - started < 1
+
+
 ASKS_FOR_A_HUGE_BROADCAST = """\
 from course_lib import nd, ops
 still_here = "yes"
