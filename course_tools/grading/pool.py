@@ -35,11 +35,13 @@ def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
 
     from .route import grade_one
     from .settings import MACHINE_VARIABLES, GradingSettings
+    from .suite import cap_grader_memory
 
     settings = GradingSettings.from_dict(settings)
     for key in MACHINE_VARIABLES:
         os.environ.pop(key, None)
     os.environ.update(settings.machine)
+    cap_grader_memory()
     result = grade_one(assignment, Path(notebook), settings)
     conn.send_bytes(json.dumps(result).encode())
     conn.close()

@@ -17,6 +17,8 @@ import numpy as np
 from course_lib import nd, ops
 from course_lib.autograd import Tensor
 
+from .views import GRADER_READ_ELEMENTS
+
 
 def _op(name: str, attrs: dict):
     cls = getattr(ops, name)
@@ -114,19 +116,23 @@ def reduce_to_shape_substitutes(student) -> dict:
             **student.substitute("student:reduce_to_shape", "reduce_recipe", reduce_recipe)}
 
 
-def source_substitutes(targets: list[str], fn) -> dict:
-    """Reference code lent as source for one call: only for a tool the student's code needs whose
-    own task the suite has already graded (the worker could keep a copy; see 06's suite)."""
-    import inspect
-
-    spec = {"kind": "source", "code": inspect.getsource(fn), "name": fn.__name__}
-    return {target: spec for target in targets}
+def calls_back_substitutes(student, targets: list[str], fn) -> dict:
+    """``fn(f, *args)`` by the grader for each target, where ``f`` is a function of the student's
+    process (central_difference's f): the grader runs fn and asks the worker for f's value at each
+    point fn probes, so f's values cross and fn's code does not."""
+    out = {}
+    for target in targets:
+        out.update(student.substitute(target, "calls_back", fn))
+    return out
 
 
 def slice_view(shape, strides, offset, handle_size, spec):
     """The geometry (shape, strides, offset) of ``a[index]`` for a view with this geometry, by the
     reference NDArray; ``spec`` lists the index items as ["slice", start, stop, step] or ["int", i]."""
     index = tuple(slice(*item[1:]) if item[0] == "slice" else int(item[1]) for item in spec)
+    if not 0 <= int(handle_size) <= GRADER_READ_ELEMENTS:  # the buffer stands in for the worker's: checked first
+        raise ValueError(f"a view over a buffer of {int(handle_size)} elements: the grader works on at most "
+                         f"{GRADER_READ_ELEMENTS}")
     try:
         view = nd.NDArray.make(tuple(shape), strides=tuple(strides), handle=np.zeros(int(handle_size)),
                                offset=int(offset))._slice_view(index)

@@ -11,15 +11,30 @@ Whose fault a failure is decides what it becomes:
                    reported to the instructor, never turned into a score
 
 Time: each task's checks share a budget (settings.py's task_seconds, default 120 s of wall time,
-restarts of a crashed worker included). A task that uses it up loses its remaining checks, with
-a message saying so; the other tasks are graded as usual.
+restarts of a crashed worker included, and the grader's own work in the grader-provided functions
+the submission calls). A task that uses it up loses its remaining checks, with a message saying
+so; the other tasks are graded as usual.
+
+Crashes: a task whose checks crash or hang the worker MAX_CRASHES_PER_TASK times loses its
+remaining checks; the next task gets a fresh worker and a count of its own. Each restart runs
+the notebook's cells again, charged to the budget of the task that needs the worker, so a
+notebook costs at most one start plus MAX_CRASHES_PER_TASK restarts per task, each within
+that task's budget.
+
+Grader-provided functions (``grader_function``) run grader code on arguments the submission
+chose: they are bounded in size (GRADER_READ_ELEMENTS array elements in, what the protocol
+carries out, MemoryError under the grading process's memory cap), in time (the request's
+deadline and the task's budget) and in number (MAX_CALLBACKS per request). Past a bound, the
+check fails with a message saying which; it is never a grading error.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -37,8 +52,10 @@ from .diagnosis import Call, Diagnoser
 from .settings import GradingSettings
 from .worker.protocol import GraderFunction, StridedView, ValueRefused
 
-MAX_STARTS = 3
-MAX_CALLBACKS = 20000
+MAX_CRASHES_PER_TASK = 3
+MAX_CALLBACKS = 20000  # messages of one request to grader-provided functions: calls, and values sent back
+MAX_CALLBACK_DEPTH = 8  # a grader function calling back a function that calls a grader function ...
+GRADER_READ_ELEMENTS = views.GRADER_READ_ELEMENTS  # the most array elements grader-side work takes from one call
 READY_TIMEOUT_S = 60
 
 # The session being graded. It lives here, not in suite.py, because `python -m
@@ -120,6 +137,7 @@ class StudentSession:
         self.unsandboxed = settings.unsandboxed
         self.kind: str | None = None
         self.starts = 0
+        self.crashes: dict[str | None, int] = {}  # task -> workers its checks crashed or hung
         self.process = None
         self.channel: Channel | None = None
         self.cgroup: Cgroup | None = None
@@ -141,6 +159,7 @@ class StudentSession:
         self.lend = None
         self._offered: dict[str, object] = {}
         self._next_id = 0
+        self._callbacks_left, self._refusal = MAX_CALLBACKS, None  # of the request running now (_exchange)
         try:
             submitted = read_notebook(self.notebook)
             release = nbformat.read(str(self.release_notebook), as_version=4)
@@ -188,8 +207,6 @@ class StudentSession:
             raise GradingError(self.broken)
         if self.fatal:
             raise StudentError(self.fatal)
-        if self.starts >= MAX_STARTS:
-            raise StudentError(f"the notebook's code crashed or hung {MAX_STARTS} times; remaining checks skipped")
         began = time.monotonic()  # the sandbox's set-up counts as its start
         try:
             self.kind = sandbox.sandbox_kind(self.unsandboxed)
@@ -355,6 +372,10 @@ class StudentSession:
         functions, self._offered = self._offered, {}
         if self.remaining() <= 0:
             raise self._out_of_time()
+        task = self.current_task
+        if self.crashes.get(task, 0) >= MAX_CRASHES_PER_TASK:
+            raise StudentError(f"the checks of {task} crashed or hung the grading process {MAX_CRASHES_PER_TASK} "
+                               f"times; its remaining checks were skipped (the other tasks are graded as usual)")
         started = time.monotonic()
         try:
             if self.process is None:
@@ -369,6 +390,8 @@ class StudentSession:
             return value
         finally:
             self._charge(time.monotonic() - started)
+            if self.process is None and not self.broken:  # this check crashed, hung or failed to restart it
+                self.crashes[task] = self.crashes.get(task, 0) + 1
 
     def _exchange(self, scenario, args, options, with_views, functions, timeout, what):
         budget = self.remaining()
@@ -390,23 +413,25 @@ class StudentSession:
         except (ChannelClosed, ChannelTimeout):
             self._stop()
             raise StudentError(f"the grading process was gone before {what} could run") from None
-        callbacks = 0
         cut_short = limit < requested  # the task's budget, not the call's own limit, set the deadline
-        while True:
-            try:
+        self._callbacks_left, self._refusal = MAX_CALLBACKS, None
+        try:
+            while True:
                 reply = self._receive(deadline, f"running {what}")
-            except WorkerTimeout:
-                if cut_short:
-                    raise self._out_of_time() from None
-                raise
-            if isinstance(reply, dict) and reply.get("type") == "callback" and callbacks < MAX_CALLBACKS:
-                callbacks += 1
-                self._answer_callback(reply, functions, deadline)
-                continue
-            break
+                if not (isinstance(reply, dict) and reply.get("type") == "callback"):
+                    break
+                # Grader-side work stops when the worker's own alarm would (sent + limit): past
+                # it, the worker has given up waiting and its answer would be out of step.
+                self._answer_callback(reply, functions, sent + limit, deadline, what)
+        except WorkerTimeout:
+            if cut_short:
+                raise self._out_of_time() from None
+            raise
         if not (isinstance(reply, dict) and reply.get("type") == "reply" and reply.get("id") == rid):
             self._stop()
             raise StudentError("the notebook's code tampered with the grader's channel")
+        if self._refusal:
+            raise StudentError(self._refusal)
         if not reply.get("ok"):
             if cut_short and time.monotonic() - sent >= limit - 0.5:
                 raise self._out_of_time()  # the worker's own alarm, set to what the budget had left
@@ -415,7 +440,16 @@ class StudentSession:
             self._compare_views(what, reply, layouts)
         return reply.get("value")
 
-    def _answer_callback(self, call: dict, functions: dict, deadline: float) -> None:
+    def _answer_callback(self, call: dict, functions: dict, stop_at: float, deadline: float, what: str,
+                         depth: int = 0) -> None:
+        """Run the grader-provided function the worker called, on its arguments, and send the answer.
+
+        Its work is bounded: arguments of at most GRADER_READ_ELEMENTS array elements, a result
+        the protocol can carry, no MemoryError, and (SIGALRM, in the grading process's main thread)
+        no time past ``stop_at``. A refusal is answered as an error (the worker's code goes on, in
+        step) and fails the check once the request ends (``self._refusal``); running out of time
+        stops the worker (WorkerTimeout)."""
+        self._count_message()
         fn = functions.get(call.get("token"))
         if fn is None:
             answer = {"type": "callback_reply", "ok": False, "kind": "RuntimeError",
@@ -424,19 +458,80 @@ class StudentSession:
             args = call.get("args") if isinstance(call.get("args"), list) else []
             kwargs = call.get("kwargs") if isinstance(call.get("kwargs"), dict) else {}
             try:
-                answer = {"type": "callback_reply", "ok": True, "value": fn(*args, **kwargs)}
+                elements = _elements(args) + _elements(kwargs)
+                if elements > GRADER_READ_ELEMENTS:
+                    raise _Refused(f"its arguments hold {elements:.3g} array elements, more than the "
+                                   f"{GRADER_READ_ELEMENTS} (2**{GRADER_READ_ELEMENTS.bit_length() - 1}) it works on")
+                with _stopping_at(stop_at) if depth == 0 else contextlib.nullcontext():
+                    if call.get("calls_back"):
+                        args = [self._calling_back(functions, stop_at, deadline, what, depth)] + args
+                    answer = {"type": "callback_reply", "ok": True, "value": fn(*args, **kwargs)}
+            except _OutOfTime:
+                self._stop()
+                raise WorkerTimeout(f"stopped after running out of time while running {what}: the grader-provided "
+                                    f"functions it called, on the arguments it gave them, ran past the time the "
+                                    f"check allows") from None
+            except (StudentError, GradingError):
+                raise  # the channel failed while the function called back into the worker
+            except _Abandoned:
+                answer = {"type": "callback_reply", "ok": False, "kind": "RuntimeError",
+                          "error": "the function the grader called back raised"}
+            except _Refused as err:
+                answer = self._refuse(what, str(err))
+            except MemoryError:
+                answer = self._refuse(what, "on its arguments it needed more memory than the grader allows")
             except (ValueError, TypeError) as err:
                 answer = {"type": "callback_reply", "ok": False, "kind": type(err).__name__, "error": str(err)[:500]}
             except Exception as err:  # noqa: BLE001 - grader code on the student's arguments
                 answer = {"type": "callback_reply", "ok": False, "kind": "RuntimeError",
                           "error": f"{type(err).__name__}: {str(err)[:500]}"}
         try:
-            self.channel.send(answer, deadline)
-        except ValueRefused as err:
-            raise GradingError(f"a grader-provided function returned a value that cannot cross: {err}") from None
+            try:
+                self.channel.send(answer, deadline)
+            except ValueRefused as err:  # checked before a byte is written: the channel is still in step
+                self.channel.send(self._refuse(what, f"its result cannot be sent back ({err})"), deadline)
         except (ChannelClosed, ChannelTimeout):
             self._stop()
             raise StudentError("the grading process stopped listening") from None
+
+    def _refuse(self, what: str, why: str) -> dict:
+        """The answer to a call the grader will not complete; the check fails with ``why``."""
+        message = (f"{what} called a grader-provided function in a way it refuses: {why}. The checks call it on "
+                   f"small arrays; does your code pass it something much larger, or loop over it?")
+        self._refusal = self._refusal or message
+        return {"type": "callback_reply", "ok": False, "kind": "RuntimeError", "error": message[:500]}
+
+    def _count_message(self) -> None:
+        self._callbacks_left -= 1
+        if self._callbacks_left < 0:
+            self._stop()
+            raise StudentError(f"the notebook's code sent more than {MAX_CALLBACKS} calls and values to "
+                               f"grader-provided functions during one check")
+
+    def _calling_back(self, functions: dict, stop_at: float, deadline: float, what: str, depth: int):
+        """The ``f`` a grader function of kind "calls_back" gets: f(*point) sends the point to the
+        worker, which evaluates its own function there (the student's f) and sends the value back.
+        Meanwhile that function may call grader functions itself: those are answered here too."""
+        def evaluate(*point):
+            try:
+                self.channel.send({"type": "evaluate", "args": list(point)}, deadline)
+            except (ChannelClosed, ChannelTimeout):
+                self._stop()
+                raise StudentError("the grading process stopped listening") from None
+            while True:
+                message = self._receive(deadline, f"running {what}")
+                kind = message.get("type") if isinstance(message, dict) else None
+                if kind == "callback" and depth < MAX_CALLBACK_DEPTH:
+                    self._answer_callback(message, functions, stop_at, deadline, what, depth + 1)
+                    continue
+                if kind != "evaluated":
+                    self._stop()
+                    raise StudentError("the notebook's code tampered with the grader's channel")
+                self._count_message()
+                if not message.get("ok"):
+                    raise _Abandoned()
+                return message.get("value")
+        return evaluate
 
     def _compare_views(self, what: str, reply: dict, layouts: list[str]) -> None:
         viewed = reply.get("view")
@@ -536,6 +631,61 @@ class StudentSession:
         if not isinstance(value, list) or len(value) != n or not all(isinstance(v, str) for v in value):
             raise StudentError(f"{check}: the outcomes cannot be graded")
         return value
+
+
+class _Refused(Exception):
+    """Grader-side work the grader will not do on these arguments (too large)."""
+
+
+class _Abandoned(BaseException):
+    """The worker's function raised while a grader function called it back: that function unwinds.
+    (A BaseException: grader code that catches Exception must not carry on past it.)"""
+
+
+class _OutOfTime(BaseException):
+    """Raised by SIGALRM when grader-side work on a submission's arguments reaches its deadline."""
+
+
+def _raise_out_of_time(signum, frame):
+    raise _OutOfTime()
+
+
+@contextlib.contextmanager
+def _stopping_at(deadline: float):
+    """Grader-side work inside stops (``_OutOfTime``) at ``deadline`` (time.monotonic()). Signals
+    reach only the main thread: elsewhere (no grading process runs suites there) the size bounds
+    alone hold."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seconds = deadline - time.monotonic()
+    if seconds <= 0:
+        raise _OutOfTime()
+    began = time.monotonic()
+    previous = signal.signal(signal.SIGALRM, _raise_out_of_time)
+    previous_delay, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if previous_delay:  # someone else's alarm (a test runner's timeout, say) keeps its time
+            signal.setitimer(signal.ITIMER_REAL, max(0.001, previous_delay - (time.monotonic() - began)))
+
+
+def _elements(value, depth: int = 0) -> int:
+    """Array elements in a decoded value (arrays, lists and dicts of them)."""
+    if isinstance(value, np.ndarray):
+        return int(value.size)
+    if isinstance(value, StridedView):
+        return int(value.buffer.size)
+    if depth > 64:
+        return 0  # the decoder refuses values nested this deep before they get here
+    if isinstance(value, (list, tuple)):
+        return sum(_elements(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return sum(_elements(v, depth + 1) for v in value.values())
+    return 0
 
 
 def _array(value, what: str) -> np.ndarray:

@@ -14,7 +14,8 @@ Environment variables, for nbgrader_config.py and a hub's service to set:
     COURSE_GRADER_UNSANDBOXED    1: grade without bubblewrap (sandbox.py says what that costs)
     COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS, COURSE_GRADER_PROCESSES,
     COURSE_GRADER_DISK_MB        the worker's limits (sandbox.Limits)
-    COURSE_GRADER_USER, COURSE_GRADER_NO_BWRAP, COURSE_LIB_DEVICE, COURSE_LIB_NO_MALLOPT
+    COURSE_GRADER_USER, COURSE_GRADER_NO_BWRAP, COURSE_GRADER_SUITE_MEMORY_MB (the grading
+    process's own memory cap), COURSE_LIB_DEVICE, COURSE_LIB_NO_MALLOPT
                                  this machine's own (MACHINE_VARIABLES)
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ LOAD_SECONDS = 240
 SLACK_SECONDS = 120
 
 
-MACHINE_VARIABLES = ("COURSE_GRADER_USER", "COURSE_GRADER_NO_BWRAP", "COURSE_LIB_DEVICE", "COURSE_LIB_NO_MALLOPT")
+MACHINE_VARIABLES = ("COURSE_GRADER_USER", "COURSE_GRADER_NO_BWRAP", "COURSE_GRADER_SUITE_MEMORY_MB",
+                     "COURSE_LIB_DEVICE", "COURSE_LIB_NO_MALLOPT")
 
 
 def _flag(name: str) -> bool:

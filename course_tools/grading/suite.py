@@ -257,6 +257,33 @@ def feedback_text(task_id: str, graded: dict, width: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
+GRADER_MEMORY_SETTING = "COURSE_GRADER_SUITE_MEMORY_MB"
+DEFAULT_GRADER_MEMORY_MB = 8192
+
+
+def cap_grader_memory() -> int | None:
+    """Give this grading process a memory cap (RLIMIT_DATA: its heap and anonymous mappings, not
+    the shared libraries PyTorch maps), so that grader-side work on a submission's arguments that
+    would need more fails with MemoryError, the failure of that check (session.py), instead of
+    exhausting the machine. COURSE_GRADER_SUITE_MEMORY_MB sets it (default 8192, generous for the
+    suites and PyTorch; 0: no cap). Called where a grading process starts (main, pool's child);
+    never lowers a cap already set lower. Returns the cap in bytes, or None."""
+    import resource
+
+    from .sandbox import _setting
+
+    cap = _setting(GRADER_MEMORY_SETTING, DEFAULT_GRADER_MEMORY_MB * 1024 ** 2, 1024 ** 2)
+    if cap <= 0:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    if soft != resource.RLIM_INFINITY and soft < cap:
+        return soft
+    resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    return cap
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Grade one notebook with its assignment's hidden suite. Exit "
                                                  "status 3 when the grader itself failed (a grading error).")
@@ -270,6 +297,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from .route import grade_one
 
+    cap_grader_memory()
     settings = GradingSettings.from_dict(args.settings) if args.settings else GradingSettings.current()
     result = grade_one(args.assignment, args.notebook, settings, args.release, suite_dir=args.suite)
     if args.json:

@@ -26,6 +26,9 @@ DESCRIPTIONS = {
     "reversed": "a reversed view (negative strides)",
     "broadcast": "a broadcast view (stride 0 along an axis)",
 }
+# The most elements the grader reads from one view (or takes from one call's arguments): a view's
+# claimed geometry is checked against it before anything is allocated. The checks use a few thousand.
+GRADER_READ_ELEMENTS = 2 ** 24
 # Two computations on the same values but different memory orders may round differently
 # (summation order, BLAS blocking); a missing .compact() changes values by O(1).
 TOLERANCE = {"float16": 1e-2, "float32": 1e-5, "float64": 1e-10}
@@ -75,7 +78,14 @@ def _constant_axis(a: np.ndarray):
 def values_of(view: StridedView) -> np.ndarray:
     """The values a StridedView stands for (the grader's own reading of a view)."""
     buffer = view.buffer.reshape(-1)
-    if math.prod(view.shape) == 0:
+    if len(view.shape) != len(view.strides) or any(n < 0 for n in view.shape):
+        raise ValueError(f"a view with shape {tuple(view.shape)} and strides {tuple(view.strides)} is not a view "
+                         f"(one stride per axis, no negative sizes)")
+    elements = math.prod(view.shape)
+    if elements > GRADER_READ_ELEMENTS:
+        raise ValueError(f"a view claiming shape {tuple(view.shape)} = {elements:.3g} elements is larger than the "
+                         f"{GRADER_READ_ELEMENTS} (2**{GRADER_READ_ELEMENTS.bit_length() - 1}) elements the grader reads")
+    if elements == 0:
         return np.empty(view.shape, dtype=buffer.dtype)
     low = view.offset + sum(min(0, (n - 1) * s) for n, s in zip(view.shape, view.strides))
     high = view.offset + sum(max(0, (n - 1) * s) for n, s in zip(view.shape, view.strides))

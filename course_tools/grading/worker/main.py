@@ -85,8 +85,33 @@ class GraderCall:
         return "<function provided by the grader>"
 
     def __call__(self, *args, **kwargs):
-        send({"type": "callback", "token": self._token, "args": list(args), "kwargs": kwargs})
-        reply = protocol.read_frame(REQUEST_FD, GraderCall)
+        return self._result(self._ask({"type": "callback", "token": self._token, "args": list(args),
+                                       "kwargs": kwargs}))
+
+    def calling_back(self, local, *args, **kwargs):
+        """The grader's function of (local, *args, **kwargs), where ``local`` is a function of this
+        process (the student's f): the grader runs its code and asks for local's values one point at
+        a time ({"type": "evaluate", "args": [...]}), until it sends its result. Values cross, code
+        does not. An exception of ``local`` ends the grader's computation and is raised here."""
+        reply = self._ask({"type": "callback", "token": self._token, "args": list(args), "kwargs": kwargs,
+                           "calls_back": True})
+        while isinstance(reply, dict) and reply.get("type") == "evaluate":
+            try:
+                value = local(*reply.get("args", []))
+                protocol.encode(value)  # refused here, as local's own failure, what cannot cross
+            except BaseException:
+                self._ask({"type": "evaluated", "ok": False})  # the grader unwinds, then answers
+                raise
+            reply = self._ask({"type": "evaluated", "ok": True, "value": value})
+        return self._result(reply)
+
+    @staticmethod
+    def _ask(message: dict):
+        send(message)
+        return protocol.read_frame(REQUEST_FD, GraderCall)
+
+    @staticmethod
+    def _result(reply):
         if not isinstance(reply, dict) or reply.get("type") != "callback_reply":
             raise RuntimeError("the grader did not answer the call")
         if not reply.get("ok"):
