@@ -207,8 +207,9 @@ def test_central_difference_is_second_order(student):
     """central_difference is central: halving h divides the error by about 4"""
     x = np.array([1.1, -0.4, 2.0])
     exact = np.cos(x) * np.arange(1, 4)
-    e1 = np.abs(central_difference_of(student, "sin_dot", x, 2e-2)["grad"] - exact)
-    e2 = np.abs(central_difference_of(student, "sin_dot", x, 1e-2)["grad"] - exact)
+    e1, e2 = (np.abs(as_array(central_difference_of(student, "sin_dot", x, h)["grad"],
+                              f"central_difference of sin_dot at x of shape (3,), h = {h:g}", shape=x.shape) - exact)
+              for h in (2e-2, 1e-2))
     ratio = e1 / np.maximum(e2, 1e-300)
     assert np.all((3.5 < ratio) & (ratio < 4.5)), (
         f"halving h should divide the error of a central difference by about 4 (second order); the error "

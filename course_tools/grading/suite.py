@@ -72,10 +72,7 @@ def worked_answer(student, name: str, shape: tuple) -> np.ndarray:
         value = student.variable(name)
     except StudentError as err:
         raise AssertionError(f"{name}: {err}") from None
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise AssertionError(f"{name} should be an array of numbers, got {type(value).__name__}") from None
+    array = as_numbers(value, name)
     if array.shape != tuple(shape):
         raise AssertionError(f"{name} should have shape {tuple(shape)}, got {array.shape}")
     return array
