@@ -14,17 +14,19 @@ import os
 import random
 import struct
 import textwrap
+import threading
 import time
 
+import nbformat
 import numpy as np
 import pytest
 
+from course_tools.build import release_notebook
 from course_tools.grading import expect
 from course_tools.grading.channel import Channel, ChannelGarbage
 from course_tools.grading.session import StudentError
 from course_tools.grading.suite import feedback_text, graded_tasks, run_suite
 from course_tools.grading.worker import protocol
-from course_tools.build import release_notebook
 from fixtures.hostile_values import HOSTILE_VALUES
 from grading_support import FAST, grade, inject, require_sandbox, scores, source
 
@@ -117,8 +119,6 @@ def test_a_frame_nested_100000_levels_is_refused_before_it_is_parsed():
         while view:
             view = view[os.write(write_fd, view):]
 
-    import threading
-
     writer = threading.Thread(target=write_all)
     writer.start()
     with pytest.raises(ChannelGarbage, match="nested more than"):
@@ -196,7 +196,7 @@ def student():
 '''
 
 
-def _suite(tmp_path, body: str, assignment="01_forward_ops"):
+def _suite(tmp_path, body: str, assignment: str = "01_forward_ops"):
     """A hidden suite for ``assignment`` whose first graded task is checked by ``body`` (a test
     function's code, given ``student``) and every other task by a check that passes."""
     folder = tmp_path / "suite"
@@ -207,7 +207,8 @@ def _suite(tmp_path, body: str, assignment="01_forward_ops"):
     lines += [f"@task({tasks[0]!r})", "def test_reads_a_value(student):", textwrap.indent(body, "    "), ""]
     for t in tasks[1:]:
         lines += [f"@task({t!r})", f"def test_{t}(student):", "    pass", ""]
-    (folder / "test_values.py").write_text("\n".join(lines))
+    # a file name of its own: pytest keeps an imported test module for the rest of the process
+    (folder / f"test_values_{tmp_path.name}.py").write_text("\n".join(lines))
     return folder, tasks[0]
 
 
@@ -215,10 +216,7 @@ def test_a_reader_refusing_a_value_fails_that_check_only(tmp_path):
     require_sandbox()
     folder, first = _suite(tmp_path, "expect.as_mapping(student.variable('shape_of_things'), 'shape_of_things', "
                                      "('h', 'w'))")
-    path = tmp_path / "submission.ipynb"
-    import nbformat
-
-    nbformat.write(inject(source("01_forward_ops"), "shape_of_things = [3, 4]"), str(path))
+    path = _write(tmp_path, inject(source("01_forward_ops"), "shape_of_things = [3, 4]"))
     result = run_suite("01_forward_ops", path, suite_dir=folder, **FAST)
     got = scores(result)
     assert got[first][0] == 0 and all(s == p for t, (s, p) in got.items() if t != first)
@@ -228,16 +226,14 @@ def test_a_reader_refusing_a_value_fails_that_check_only(tmp_path):
 
 def test_a_bug_in_the_graders_own_check_is_still_a_grading_error(tmp_path):
     folder, _ = _suite(tmp_path, "limits = {}\nlimits['rtol']  # the grader's own mistake: no student value here")
-    result = run_suite("01_forward_ops", source_path(tmp_path), suite_dir=folder, **FAST)
+    result = run_suite("01_forward_ops", _write(tmp_path, source("01_forward_ops")), suite_dir=folder, **FAST)
     assert result["tasks"] == {}
     assert "the grader's check raised KeyError" in result["grading_error"]
 
 
-def source_path(tmp_path):
-    import nbformat
-
-    path = tmp_path / "solution.ipynb"
-    nbformat.write(source("01_forward_ops"), str(path))
+def _write(tmp_path, nb):
+    path = tmp_path / "submission.ipynb"
+    nbformat.write(nb, str(path))
     return path
 
 

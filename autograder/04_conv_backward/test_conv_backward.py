@@ -322,7 +322,8 @@ def nn_case(rng, cfg):
 def test_nn_conv_forward(student, rng, cfg):
     """nn.Conv.forward: NCHW in and out, 'same' padding kernel_size // 2, stride, bias"""
     args, out, _, what, tol = nn_case(rng, cfg)
-    result = as_mapping(student.request("nn_conv", *args[:-1], None), what, ("out",))  # forward only: no backward to fail first
+    # forward only (no out_grad): no backward to fail first
+    result = as_mapping(student.request("nn_conv", *args[:-1], None), what, ("out",))
     expect_close(result["out"], out, f"{what}: output", rtol=tol, atol=tol, dtype=cfg[7])
 
 
