@@ -6,8 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_tools.grading.expect import as_array, as_list, as_mapping, as_str
+from course_tools.grading.expect import as_array, as_list, as_mapping, describe
 from course_tools.grading.reference import topo_sort_substitutes
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 
 
@@ -43,9 +44,13 @@ def check_order(order, edges, roots, what):
 
 
 def topo(student, edges, roots):
-    """The labels of the nodes in find_topo_sort's order (None for a node that is not one of the graph's)."""
+    """The labels (the edges' strings or ints) of the nodes in find_topo_sort's order; None for a
+    node that is not one of the graph's."""
     order = as_list(student.request("topo_order", edges, roots), "find_topo_sort's order")
-    return [None if label is None else as_str(label, f"find_topo_sort's order[{i}]") for i, label in enumerate(order)]
+    for i, label in enumerate(order):
+        if not (label is None or isinstance(label, (str, int))):
+            raise StudentError(f"find_topo_sort's order[{i}]: expected a node's label, got {describe(label)}")
+    return order
 
 
 DIAMOND = [["x", "u"], ["w", "u"], ["u", "v"], ["x", "v"], ["v", "out"], ["u", "out"]]
