@@ -14,6 +14,7 @@ from conftest import hidden_code_lines
 from course_tools.build import tool_env
 from course_tools.demo_class import MISTAKES, apply_edits
 from course_tools.grading.suite import graded_tasks
+from fixtures.hostile_values import DEEP_FRAME
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_forward_ops"
@@ -40,7 +41,10 @@ def graded_course(tmp_path_factory):
     trimmed = nbformat.from_dict(json.loads(json.dumps(solution)))  # graded cells deleted
     trimmed.cells = [c for c in trimmed.cells
                      if not (c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code")]
-    submissions = {"alice": solution, "bob": blank, "carol": wrong, "dave": hostile, "frank": trimmed}
+    nested = nbformat.from_dict(json.loads(json.dumps(solution)))  # a reply nested 100,000 levels deep
+    nested.cells.append(nbformat.v4.new_code_cell(DEEP_FRAME))
+    submissions = {"alice": solution, "bob": blank, "carol": wrong, "dave": hostile, "frank": trimmed,
+                   "grace": nested}
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
@@ -73,6 +77,9 @@ def test_autograde_scores_every_student_and_the_batch_survives_bad_ones(graded_c
     frank = _scores(course, "frank")  # deleted graded cells came back and were graded by task id
     assert {t: frank[t] for t in points} == {t: (p, p) for t, p in points.items()}
     assert "erin" in result.stderr or "erin" in result.stdout  # nbgrader reports the corrupt file
+    grace = _scores(course, "grace")  # her garbage frame costs the check that sent it, nothing else
+    assert grace["forward_negate"][0] < grace["forward_negate"][1]
+    assert all(grace[t] == (p, p) for t, p in points.items() if t != "forward_negate")
 
 
 def test_feedback_explains_checks_and_never_shows_hidden_code(graded_course):
@@ -82,6 +89,8 @@ def test_feedback_explains_checks_and_never_shows_hidden_code(graded_course):
     html = (course / "feedback" / "carol" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "Hidden checks for forward_transpose" in html and "\N{BALLOT X}" in html
     assert not [line for line in hidden_code_lines() if line in html]
+    grace = " ".join((course / "feedback" / "grace" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text().split())
+    assert "Hidden checks for forward_negate" in grace and "nested more than" in grace
 
 
 def test_grades_export_to_csv(graded_course):

@@ -6,7 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from course_tools.grading.expect import as_array, as_list, as_mapping, describe
 from course_tools.grading.reference import topo_sort_substitutes
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 
 
@@ -42,7 +44,13 @@ def check_order(order, edges, roots, what):
 
 
 def topo(student, edges, roots):
-    return student.request("topo_order", edges, roots)
+    """The labels (the edges' strings or ints) of the nodes in find_topo_sort's order; None for a
+    node that is not one of the graph's."""
+    order = as_list(student.request("topo_order", edges, roots), "find_topo_sort's order")
+    for i, label in enumerate(order):
+        if not (label is None or isinstance(label, (str, int))):
+            raise StudentError(f"find_topo_sort's order[{i}]: expected a node's label, got {describe(label)}")
+    return order
 
 
 DIAMOND = [["x", "u"], ["w", "u"], ["u", "v"], ["x", "v"], ["v", "out"], ["u", "out"]]
@@ -139,10 +147,11 @@ def torch_backward(fn, arrays, out_grad):
 
 
 def check_expression(student, name, arrays, out_grad, what):
-    got = student.request("expression", name, arrays, out_grad,
-                          options={"substitutes": topo_sort_substitutes(student)})
+    got = as_mapping(student.request("expression", name, arrays, out_grad,
+                                     options={"substitutes": topo_sort_substitutes(student)}), what, ("grads",))
+    grads = as_list(got["grads"], f"{what}: the inputs' gradients", len(arrays))
     _, expected = torch_backward(EXPRESSIONS[name], arrays, out_grad)
-    for i, (g, e) in enumerate(zip(got["grads"], expected)):
+    for i, (g, e) in enumerate(zip(grads, expected)):
         if g is None:
             raise AssertionError(f"{what}: input {i} has no .grad after backward()")
         expect_close(g, e, f"{what}: .grad of input {i}", rtol=1e-10, atol=1e-12)
@@ -213,7 +222,9 @@ def test_reverse_mode_logsumexp_over_two_axes(student, rng):
 def test_reverse_mode_second_derivative(student, rng):
     """backward(create_graph=True) gives a graph: the derivative of sum(d/dx (x*x + x)) is 2 * out_grad"""
     x, g = rng.standard_normal(4), rng.standard_normal(4)
-    got = student.request("expression", "x*x+x", [x], g, True, options={"substitutes": topo_sort_substitutes(student)})
+    got = as_list(student.request("expression", "x*x+x", [x], g, True,
+                                  options={"substitutes": topo_sort_substitutes(student)}),
+                  "second derivative of x*x + x", 1)
     if got[0] is None:
         raise AssertionError("second derivative of x*x + x: x has no .grad after differentiating x.grad; with "
                              "create_graph=True the adjoints must be built with ops (a graph), not raw arrays")
@@ -239,7 +250,8 @@ LOSS_CASES = [(6, 3, 1.0), (1, 4, 1.0), (9, 7, 4.0), (3, 2, 0.1)]
 def test_softmax_loss_value(student, rng, n, k, scale):
     """the mean cross-entropy of softmax(logits) against one-hot targets, as PyTorch's cross_entropy"""
     z, labels = rng.standard_normal((n, k)) * scale, rng.integers(0, k, n)
-    got = student.call("course_lib.nn:softmax_loss", z, one_hot(labels, k), as_tensors=True)
+    got = as_array(student.call("course_lib.nn:softmax_loss", z, one_hot(labels, k), as_tensors=True),
+                   f"softmax_loss of ({n}, {k}) logits")
     assert np.shape(got) == (), f"softmax_loss of ({n}, {k}) logits: the loss has shape {np.shape(got)}, expected ()"
     expect_close(got, torch_loss(z, labels), f"softmax_loss, N={n}, K={k}", rtol=1e-10, atol=1e-12)
 

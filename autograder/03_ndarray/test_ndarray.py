@@ -4,6 +4,7 @@ gradients."""
 import numpy as np
 import pytest
 
+from course_tools.grading.expect import as_list
 from course_tools.grading.suite import expect_close, task
 from course_tools.grading.views import view_of
 
@@ -80,7 +81,7 @@ STRIDE_SHAPES = [(), (7,), (2, 3, 4), (4, 1, 3), (1, 1), (2, 3, 4, 5, 6), (6, 1)
 def test_compact_strides(student, shape):
     """compact_strides gives row-major strides (in elements) for shapes of 0 to 5 axes"""
     want = element_strides(np.empty(shape))
-    got = student.request("compact_strides", list(shape))
+    got = as_list(student.request("compact_strides", list(shape)), f"compact_strides({shape})")
     assert list(got) == want, f"compact_strides({shape}): got {tuple(got)}, expected {tuple(want)}"
 
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from course_tools.grading.expect import as_mapping
 from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, expect_worked, task, worked_answer
 
@@ -321,7 +322,8 @@ def nn_case(rng, cfg):
 def test_nn_conv_forward(student, rng, cfg):
     """nn.Conv.forward: NCHW in and out, 'same' padding kernel_size // 2, stride, bias"""
     args, out, _, what, tol = nn_case(rng, cfg)
-    result = student.request("nn_conv", *args[:-1], None)  # forward only: no backward to fail first
+    # forward only (no out_grad): no backward to fail first
+    result = as_mapping(student.request("nn_conv", *args[:-1], None), what, ("out",))
     expect_close(result["out"], out, f"{what}: output", rtol=tol, atol=tol, dtype=cfg[7])
 
 
@@ -330,7 +332,7 @@ def test_nn_conv_forward(student, rng, cfg):
 def test_nn_conv_bias_gradient(student, rng, cfg):
     """nn.Conv.forward adds the bias with ops, so the bias gets its gradient"""
     args, _, db, what, tol = nn_case(rng, cfg)
-    result = student.request("nn_conv", *args)
+    result = as_mapping(student.request("nn_conv", *args), f"{what} after backward(g)", ("bias",))
     expect_close(result["bias"], db, f"{what}: bias gradient after backward(g)", rtol=tol, atol=tol)
 
 

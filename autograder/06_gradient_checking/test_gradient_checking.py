@@ -27,6 +27,7 @@ from course_lib.gradcheck import central_difference as reference_central_differe
 from course_lib.gradcheck import rel_error
 from course_lib.naive import conv2d_backward as naive_conv2d_backward
 from course_tools.grading import planted_bugs
+from course_tools.grading.expect import as_array, as_list, as_mapping, as_numbers
 from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 
@@ -42,12 +43,12 @@ def gradient_check_of(student, function, *arrays, h=1e-6, tol=1e-6):
     out = fn(*tensors)
     projection = np.random.default_rng(0).standard_normal(out.shape)
     out.backward(Tensor(projection, dtype="float64", requires_grad=False))
-    numeric = student.request("numerical_gradient", function, values, projection, h, what="central_difference")
-    if not isinstance(numeric, list) or len(numeric) != len(values):
-        raise StudentError("central_difference: the result cannot be graded")
+    numeric = as_list(student.request("numerical_gradient", function, values, projection, h, what="central_difference"),
+                      "central_difference (one gradient per input)", len(values))
     for i, (got, t) in enumerate(zip(numeric, tensors)):
-        if not isinstance(got, np.ndarray) or got.shape != values[i].shape:
-            return f"for input {i} it returned {getattr(got, 'shape', type(got).__name__)}, expected shape {values[i].shape}"
+        got = as_array(got, f"central_difference of input {i}", dtype_kind="iuf")
+        if got.shape != values[i].shape:
+            return f"for input {i} it returned shape {got.shape}, expected shape {values[i].shape}"
         error = rel_error(got, t.grad.numpy())
         if not error <= tol:
             return f"for input {i} (shape {values[i].shape}) it is off by rel_error {error:.2e} (more than {tol:g})"
@@ -149,7 +150,12 @@ def test_section5_float32_probe_matches_the_reference(student):
 
 
 def central_difference_of(student, function, x, h):
-    return student.request("central_difference_of", function, np.asarray(x, dtype=np.float64), float(h))
+    """{"grad": the student's central_difference of the catalogue ``function`` at x, "x_after": x after the call}."""
+    what = f"central_difference of {function}"
+    out = as_mapping(student.request("central_difference_of", function, np.asarray(x, dtype=np.float64), float(h)),
+                     what, ("grad", "x_after"))
+    return {"grad": as_array(out["grad"], what, dtype_kind="iuf"),
+            "x_after": as_array(out["x_after"], f"{what}: x after the call")}
 
 
 @pytest.mark.parametrize("case", [
@@ -201,8 +207,9 @@ def test_central_difference_is_second_order(student):
     """central_difference is central: halving h divides the error by about 4"""
     x = np.array([1.1, -0.4, 2.0])
     exact = np.cos(x) * np.arange(1, 4)
-    e1 = np.abs(central_difference_of(student, "sin_dot", x, 2e-2)["grad"] - exact)
-    e2 = np.abs(central_difference_of(student, "sin_dot", x, 1e-2)["grad"] - exact)
+    e1, e2 = (np.abs(as_array(central_difference_of(student, "sin_dot", x, h)["grad"],
+                              f"central_difference of sin_dot at x of shape (3,), h = {h:g}", shape=x.shape) - exact)
+              for h in (2e-2, 1e-2))
     ratio = e1 / np.maximum(e2, 1e-300)
     assert np.all((3.5 < ratio) & (ratio < 4.5)), (
         f"halving h should divide the error of a central difference by about 4 (second order); the error "
@@ -236,11 +243,9 @@ def _reference_errors(dtype):
 
 
 def _sweep(student, name):
-    errors = student.variable(name)
-    errors = np.asarray(errors, dtype=np.float64) if isinstance(errors, (list, np.ndarray)) else errors
-    assert isinstance(errors, np.ndarray) and errors.shape == HS.shape, (
-        f"{name} should hold one absolute error per step size of hs ({HS.size} values), got "
-        f"{getattr(errors, 'shape', type(errors).__name__)}")
+    errors = as_numbers(student.variable(name), name)
+    assert errors.shape == HS.shape, (
+        f"{name} should hold one absolute error per step size of hs ({HS.size} values), got shape {errors.shape}")
     assert np.all(np.isfinite(errors)) and np.all(errors >= 0), f"{name} should hold finite absolute errors (>= 0)"
     return errors
 

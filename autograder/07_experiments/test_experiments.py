@@ -16,6 +16,8 @@ import torch.nn.functional as F
 
 from course_lib.precision import LossScaler, parameter_count
 from course_lib.train import small_cnn
+from course_tools.grading.expect import as_float, as_int, as_list, as_mapping, as_numbers
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 
 torch.set_num_threads(1)
@@ -26,21 +28,42 @@ REFERENCE = "im2col + autograd"
 PRECISIONS = ("float64", "float32", "mixed float16", "float16 loss")
 MIXED = ("mixed float16", "float16 loss")   # the recipe (loss in float32), and the loss in float16
 
+# Everything read here was made by the submission (even the locked setup cell's sizes can be
+# rebound by a later cell): each value goes through a reader of course_tools.grading.expect
+# before it is converted or compared, so a wrong type fails that check, never the grading.
 def _variable(student, name):
     return student.variable(name)
 
 
-def _results(student, name, keys):
-    value = _variable(student, name)
-    assert isinstance(value, dict), f"{name} should be a dictionary, got {type(value).__name__}"
-    assert set(value) == set(keys), f"{name} needs exactly the keys {sorted(keys)}, got {sorted(value)}"
+def _count(student, name) -> int:
+    """A size of the setup cell (IMPL_UPDATES, STRESS_UPDATES, ...): a positive int."""
+    value = as_int(_variable(student, name), name)
+    if value < 1:
+        raise StudentError(f"{name}: expected a positive int, got {value}")
     return value
 
 
+def _seeds(student, name) -> int:
+    """How many seeds the setup cell's list ``name`` (POOL_SEEDS, PREC_SEEDS) holds: at least one."""
+    seeds = as_list(_variable(student, name), name)
+    if not seeds:
+        raise StudentError(f"{name}: expected at least one seed, got an empty list")
+    return len(seeds)
+
+
+def _results(student, name, keys):
+    return as_mapping(_variable(student, name), name, keys, exact=True)
+
+
 def _fields(record, where, fields):
-    missing = set(fields) - set(record) if isinstance(record, dict) else set(fields)
-    assert not missing, f"{where} lacks {sorted(missing)}"
-    return record
+    return as_mapping(record, where, fields)
+
+
+def _per_seed(record, where, keys, seeds):
+    """Check that each of ``keys`` holds one number per seed (nonzero_by_layer: two, one per pooling layer)."""
+    for key in keys:
+        values = as_list(record[key], f"{where}[{key!r}] (one value per seed)", seeds)
+        as_numbers(values, f"{where}[{key!r}]", shape=(seeds, 2) if key == "nonzero_by_layer" else (seeds,))
 
 
 def _is_number(x):
@@ -90,13 +113,13 @@ def test_naive_conv_forward_and_backward(student, rng, cfg):
 def test_implementation_results_structure(student):
     """impl_results has one complete record per implementation"""
     results = _results(student, "impl_results", IMPLEMENTATIONS)
-    updates = _variable(student, "IMPL_UPDATES")
+    updates = _count(student, "IMPL_UPDATES")
     for name in IMPLEMENTATIONS:
         r = _fields(results[name], f"impl_results[{name!r}]",
                     ("grad_diff", "losses", "train_seconds", "test_accuracy", "parameter_count", "peak_bytes"))
         assert isinstance(r["grad_diff"], dict) and set(r["grad_diff"]) == {"dA", "dW", "db"}, \
             f"impl_results[{name!r}]['grad_diff'] needs the keys dA, dW, db"
-        losses = np.asarray(r["losses"], dtype=float)
+        losses = as_numbers(r["losses"], f"impl_results[{name!r}]['losses']")
         assert losses.shape == (updates,), f"{name}: one loss per update ({updates}), got shape {losses.shape}"
         assert np.all(np.isfinite(losses)), f"{name}: a training loss is not finite"
 
@@ -120,17 +143,19 @@ def test_implementation_gradients_agree(student):
 def test_implementation_runs_coincide(student):
     """same weights, same batches: the three training runs coincide and end at the same accuracy"""
     results = _results(student, "impl_results", IMPLEMENTATIONS)
-    reference = np.asarray(_fields(results[REFERENCE], REFERENCE, ("losses",))["losses"], dtype=float)
+    ours = _fields(results[REFERENCE], REFERENCE, ("losses", "test_accuracy"))
+    reference = as_numbers(ours["losses"], f"impl_results[{REFERENCE!r}]['losses']")
+    reference_accuracy = as_float(ours["test_accuracy"], f"impl_results[{REFERENCE!r}]['test_accuracy']")
     for name in IMPLEMENTATIONS:
         r = _fields(results[name], name, ("losses", "test_accuracy"))
-        losses = np.asarray(r["losses"], dtype=float)
+        losses = as_numbers(r["losses"], f"impl_results[{name!r}]['losses']")
         assert losses.shape == reference.shape and np.allclose(losses, reference, rtol=1e-3, atol=1e-4), (
             f"{name}: its training losses differ from im2col's; every run must start from the same weights "
             f"(copy_parameters) and see the same batches (a fresh DataLoader with seed=0)")
         acc = r["test_accuracy"]
         assert _is_number(acc) and 0.1 < acc <= 1.0, f"{name}: test_accuracy {acc!r} should be a fraction above chance (0.1)"
-        assert abs(acc - results[REFERENCE]["test_accuracy"]) <= 0.01, (
-            f"{name}: test accuracy {acc:.3f} differs from im2col's {results[REFERENCE]['test_accuracy']:.3f} "
+        assert abs(acc - reference_accuracy) <= 0.01, (
+            f"{name}: test accuracy {acc:.3f} differs from im2col's {reference_accuracy:.3f} "
             f"although the runs are the same computation")
 
 
@@ -153,12 +178,10 @@ POOL_PER_SEED = ("test_accuracy", "train_seconds", "predict_seconds", "nonzero_f
 
 def _pool(student):
     results = _results(student, "pool_results", ("max", "avg"))
-    seeds = len(_variable(student, "POOL_SEEDS"))
+    seeds = _seeds(student, "POOL_SEEDS")
     for pool in ("max", "avg"):
         r = _fields(results[pool], f"pool_results[{pool!r}]", POOL_PER_SEED + ("parameter_count", "peak_bytes"))
-        for key in POOL_PER_SEED:
-            assert isinstance(r[key], list) and len(r[key]) == seeds, \
-                f"pool_results[{pool!r}][{key!r}]: one value per seed ({seeds})"
+        _per_seed(r, f"pool_results[{pool!r}]", POOL_PER_SEED, seeds)
     return results
 
 
@@ -238,21 +261,29 @@ PREC_PER_SEED = ("test_accuracy", "skipped_steps", "train_seconds")
 
 def _precision(student):
     results = _results(student, "precision_results", PRECISIONS)
-    seeds = len(_variable(student, "PREC_SEEDS"))
+    seeds = _seeds(student, "PREC_SEEDS")
     for name in PRECISIONS:
-        r = _fields(results[name], f"precision_results[{name!r}]", PREC_PER_SEED + (
+        where = f"precision_results[{name!r}]"
+        r = _fields(results[name], where, PREC_PER_SEED + (
             "losses", "scales", "parameter_count", "parameter_bytes", "peak_bytes"))
-        for key in PREC_PER_SEED:
-            assert isinstance(r[key], list) and len(r[key]) == seeds, \
-                f"precision_results[{name!r}][{key!r}]: one value per seed ({seeds})"
+        _per_seed(r, where, PREC_PER_SEED, seeds)
+        for key in ("losses", "scales"):
+            as_numbers(r[key], f"{where}[{key!r}]", shape=(None,))
+        for key in ("parameter_count", "parameter_bytes"):
+            as_float(r[key], f"{where}[{key!r}]")
     return results
 
 
 def _stress(student):
     """stress_results: one run per mixed row, each with its scales, losses and skipped steps."""
     runs = _results(student, "stress_results", MIXED)
-    return {name: _fields(runs[name], f"stress_results[{name!r}]",
-                          ("init_scale", "growth_interval", "scales", "losses", "skipped_steps")) for name in MIXED}
+    for name in MIXED:
+        where = f"stress_results[{name!r}]"
+        run = _fields(runs[name], where, ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
+        as_float(run["init_scale"], f"{where}['init_scale']")
+        for key in ("scales", "losses"):
+            as_numbers(run[key], f"{where}[{key!r}]", shape=(None,))
+    return {name: runs[name] for name in MIXED}
 
 
 def _steps_at_or_above(scales, init_scale, threshold=2.0 ** 16):
@@ -304,7 +335,8 @@ def test_mixed_run_scales(student):
         scales = np.asarray(run["scales"], dtype=float)
         assert scales.shape == np.asarray(run["losses"]).shape, \
             f"{name}: record the scale after every update (as many scales as losses)"
-        assert np.all(np.isfinite(scales) & (scales > 0)), f"{name}: the scales must be positive numbers"
+        assert scales.size > 0 and np.all(np.isfinite(scales) & (scales > 0)), \
+            f"{name}: the scales must be positive numbers, one per update"
     run = results["float16 loss"]
     assert np.asarray(run["scales"], dtype=float)[0] < 2.0 ** 16, (
         "float16 loss: the seed of the backward pass is S = 2^16, which is inf in float16, so the first step must "
@@ -318,7 +350,7 @@ def test_mixed_run_scales(student):
 def test_a_float16_loss_never_steps_at_2_to_16_and_the_recipe_does(student):
     """with the loss in float16 no step is taken at S >= 2^16 (the seed S is inf); with the recipe's float32 loss steps are"""
     results, stress = _precision(student), _stress(student)
-    init = float(_variable(student, "MIXED_INIT_SCALE"))
+    init = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE")
     for what, scales, start in (("main run", results["float16 loss"]["scales"], init),
                                 ("stress test", stress["float16 loss"]["scales"], stress["float16 loss"]["init_scale"])):
         taken, _ = _steps_at_or_above(scales, start)
@@ -332,7 +364,7 @@ def test_a_float16_loss_never_steps_at_2_to_16_and_the_recipe_does(student):
 @task("experiment_precision", weight=2)
 def test_stress_test_backs_off_and_grows(student):
     """stress tests from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
-    updates = _variable(student, "STRESS_UPDATES")
+    updates = _count(student, "STRESS_UPDATES")
     for name, s in _stress(student).items():
         assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
             f"stress_results[{name!r}] should record init_scale 2**24 and growth_interval 10"
@@ -423,7 +455,7 @@ def test_stress_scales_follow_the_rules(student):
 def test_mixed_run_scales_follow_the_rules(student):
     """the mixed runs' scale sequences (your update) follow the back-off / growth rules"""
     results = _precision(student)
-    init, growth = _variable(student, "MIXED_INIT_SCALE"), _variable(student, "MIXED_GROWTH")
+    init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
     for name in MIXED:
         run = results[name]
         scales = np.asarray(run["scales"], dtype=float)

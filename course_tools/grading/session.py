@@ -580,25 +580,29 @@ class StudentSession:
                 raise StudentError(f"{what}: the result cannot be graded")
             return {"out": _array(value["out"], what), "again": _array(value["again"], what)}
         if out_grad is not None:
-            if not isinstance(value, dict) or set(value) != {"out", "grads"} or not isinstance(value["grads"], list):
+            if not isinstance(value, dict) or set(value) != {"out", "grads"}:
                 raise StudentError(f"{what}: the result cannot be graded")
+            grads = expect.as_list(value["grads"], f"{what} backward (one gradient per input)", len(arrays))
             return {"out": _array(value["out"], what),
-                    "grads": [None if g is None else _array(g, f"{what} backward") for g in value["grads"]]}
+                    "grads": [None if g is None else _array(g, f"{what} backward") for g in grads]}
         return value
 
     def ndarray_steps(self, array, steps):
         """The view the steps end with, read by the grader from its buffer: values, shape, strides,
         offset and whether it is compact (row-major, offset 0, covering its whole buffer)."""
-        got = self.request("ndarray_steps", array, steps, what="the NDArray methods")
+        what = "the NDArray the steps gave"
+        got = expect.as_mapping(self.request("ndarray_steps", array, steps, what="the NDArray methods"), what,
+                                ("buffer", "shape", "strides", "offset"))
+        buffer = expect.as_array(got["buffer"], f"{what}: its buffer")
+        shape, strides = (tuple(expect.as_int(n, f"{what}: its {key}")
+                                for n in expect.as_list(got[key], f"{what}: its {key}")) for key in ("shape", "strides"))
+        if len(strides) != len(shape):
+            raise StudentError(f"{what}: {len(strides)} strides for a shape of {len(shape)} axes")
+        view = StridedView(buffer.reshape(-1), shape, strides, expect.as_int(got["offset"], f"{what}: its offset"))
         try:
-            buffer = _array(got["buffer"], "the NDArray's buffer")
-            view = StridedView(buffer.reshape(-1), tuple(int(n) for n in got["shape"]),
-                               tuple(int(s) for s in got["strides"]), int(got["offset"]))
             values = views.values_of(view)
-        except StudentError:
-            raise
-        except (KeyError, TypeError, ValueError) as err:
-            raise StudentError(f"the NDArray the steps gave cannot be read: {err}") from None
+        except ValueError as err:
+            raise StudentError(f"{what} cannot be read: {err}") from None
         compact = (view.strides == views.compact_strides(view.shape) and view.offset == 0
                    and buffer.size == int(np.prod(view.shape)))
         self._remember({"values": values}, Call("ndarray_steps", (array, steps), {}))
@@ -612,13 +616,14 @@ class StudentSession:
         """The records of the loss_scaler_run scenario (one per step), and the same run as columns
         {"scale", "good", "skipped", "finite"}: arrays the diagnoser can trace back to this call
         (the records' numbers are plain floats, which it cannot)."""
-        records = self.request("loss_scaler_run", settings, steps, what="LossScaler")
-        try:
-            if len(records) != len(steps):
-                raise ValueError("one record per step")
-            columns = {key: np.array([float(r[key]) for r in records]) for key in ("scale", "good", "skipped", "finite")}
-        except (KeyError, TypeError, ValueError) as err:
-            raise StudentError(f"LossScaler: the result cannot be graded ({err})") from None
+        what = "LossScaler: the steps' records"
+        records = expect.as_records(self.request("loss_scaler_run", settings, steps, what="LossScaler"), what,
+                                    ("finite", "grads", "scale", "good", "skipped"), n=len(steps))
+        for i, (record, step) in enumerate(zip(records, steps)):
+            expect.as_list(record["grads"], f"{what}[{i}]['grads'] (one per parameter)", len(step))
+        read = {"scale": expect.as_float, "good": expect.as_int, "skipped": expect.as_int, "finite": expect.as_bool}
+        columns = {key: np.array([float(reader(r[key], f"{what}[{i}][{key!r}]")) for i, r in enumerate(records)])
+                   for key, reader in read.items()}
         self._remember(columns, Call("loss_scaler_run", (settings, steps), {}))
         return records, columns
 
@@ -689,16 +694,14 @@ def _elements(value, depth: int = 0) -> int:
 
 
 def _array(value, what: str) -> np.ndarray:
-    if not isinstance(value, np.ndarray):
-        raise StudentError(f"{what} returned a {type(value).__name__}, expected an array")
-    return value
+    """A result that must be one array (expect.py: the readers every check uses)."""
+    return expect.as_array(value, what)
 
 
 def _arrays(value, n: int, what: str) -> list:
-    if not isinstance(value, list) or len(value) != n:
-        raise StudentError(f"{what} should give one gradient per input ({n}), got "
-                           f"{len(value) if isinstance(value, list) else type(value).__name__}")
-    return [_array(v, what) for v in value]
+    """The gradients of an op with ``n`` inputs: a list of ``n`` arrays."""
+    grads = expect.as_list(value, f"{what} (one gradient per input)", n)
+    return [_array(v, f"{what}, gradient {i}") for i, v in enumerate(grads)]
 
 
 def _size(path: Path) -> int:
@@ -731,3 +734,7 @@ def _describe_exit(code: int | None) -> str:
                 "SIGSEGV": "crashed"}.get(name, "killed")
         return f"exit status {name}, {hint}"
     return f"exit status {code}, " + ("sys.exit/os._exit" if code else "exited")
+
+
+# At the end, not the top: expect.py (the readers every hidden check uses) imports StudentError from here.
+from . import expect  # noqa: E402

@@ -36,6 +36,7 @@ from course_lib.checks import assert_close
 
 from ..build import release_notebook as release_notebook_of
 from ..demonstrations import is_demonstration
+from .expect import as_number_or_array, as_numbers
 from .session import CURRENT, GradingError, StudentError, StudentSession
 from .settings import GradingSettings
 
@@ -53,7 +54,10 @@ def task(task_id: str, weight: float = 1.0):
 
 def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8, dtype=None):
     """assert_close for hidden tests; with ``dtype``, the result must also have that dtype. A
-    failure is also evidence for naming the student's mistake (diagnosis.py)."""
+    failure is also evidence for naming the student's mistake (diagnosis.py). ``got`` (the
+    worker's value) must be an array or a number: anything else fails the check (expect.py)."""
+    if got is not None:  # None: assert_close's own message ("did the function forget to return?")
+        as_number_or_array(got, what)
     if dtype is not None and getattr(got, "dtype", None) != np.dtype(dtype):
         raise AssertionError(f"{what}: wrong dtype: got {getattr(got, 'dtype', type(got).__name__)}, expected {dtype}")
     try:
@@ -65,16 +69,13 @@ def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-
 
 
 def worked_answer(student, name: str, shape: tuple) -> np.ndarray:
-    """A numeric answer the notebook stored in ``name``, as a float64 array of ``shape``;
-    AssertionError (the student's message) if it is missing, not numeric or misshapen."""
+    """A numeric answer the notebook stored in ``name`` (a list or array of numbers), as a float64
+    array of ``shape``; the check fails if it is missing, not numbers or misshapen."""
     try:
         value = student.variable(name)
     except StudentError as err:
         raise AssertionError(f"{name}: {err}") from None
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise AssertionError(f"{name} should be an array of numbers, got {type(value).__name__}") from None
+    array = as_numbers(value, name)
     if array.shape != tuple(shape):
         raise AssertionError(f"{name} should have shape {tuple(shape)}, got {array.shape}")
     return array

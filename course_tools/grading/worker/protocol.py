@@ -28,6 +28,10 @@ ARRAY_KINDS = "biuf"
 MAX_ARRAY_BYTES = 256 * 1024 ** 2
 MAX_FRAME_BYTES = 512 * 1024 ** 2
 MAX_DEPTH = 32
+# JSON nesting of a frame's header: each value level is two JSON levels ({"__list__": [...]}),
+# plus the header's own and an array reference's. Checked before parsing, so that a frame nested
+# far deeper (100,000 levels) is refused in one pass instead of exhausting the JSON parser's stack.
+MAX_JSON_DEPTH = 2 * MAX_DEPTH + 8
 _LENGTH = struct.Struct(">Q")
 _HEADER = struct.Struct(">I")
 
@@ -110,10 +114,16 @@ def decode(body: bytes, make_function=None):
         raise ValueRefused("a truncated message")
     (header_length,) = _HEADER.unpack_from(body)
     end = _HEADER.size + header_length
+    text = body[_HEADER.size:end]
+    if json_nested_deeper_than(text, MAX_JSON_DEPTH):
+        raise ValueRefused(f"a message nested more than {MAX_JSON_DEPTH} levels deep (values may nest at most "
+                           f"{MAX_DEPTH} levels)")
     try:
-        header = json.loads(body[_HEADER.size:end].decode())
+        header = json.loads(text.decode())
         lengths = [int(n) for n in header["blobs"]]
         message = header["message"]
+    except RecursionError:  # never expected below MAX_JSON_DEPTH; refused all the same
+        raise ValueRefused("a message nested too deeply to read") from None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         raise ValueRefused("a message that is not valid JSON") from None
     if any(n < 0 for n in lengths) or end + sum(lengths) != len(body):
@@ -122,7 +132,50 @@ def decode(body: bytes, make_function=None):
     for n in lengths:
         blobs.append(body[at:at + n])
         at += n
-    return _decode(message, blobs, make_function, 0)
+    try:
+        return _decode(message, blobs, make_function, 0)
+    except ValueRefused:
+        raise
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as err:
+        # Valid JSON that is not a valid encoding: {"__view__": ..., "shape": "x"}, a missing key...
+        raise ValueRefused(f"a malformed value ({type(err).__name__}: {str(err)[:200]})") from None
+
+
+def json_nested_deeper_than(text: bytes, limit: int, chunk: int = 1 << 22) -> bool:
+    """Whether [ and { nest more than ``limit`` levels deep in the JSON ``text`` (brackets inside
+    strings do not count), found without parsing it: a parser recurses once per level.
+
+    Vectorised, a chunk of bytes at a time (memory stays small whatever the frame's size): a
+    quote counts unless an odd number of backslashes precedes it, a bracket counts when an even
+    number of quotes precedes it. ``text`` is assumed to be JSON; anything else fails to parse."""
+    if text.count(b"[") + text.count(b"{") <= limit:
+        return False  # too few brackets (most frames: one quick count in C)
+    depth = 0
+    inside = 0      # 1 while inside a string at the chunk boundary
+    pending = 0     # backslashes that ended the previous chunk
+    for start in range(0, len(text), chunk):
+        data = np.frombuffer(text, dtype=np.uint8, count=min(chunk, len(text) - start), offset=start)
+        position = np.arange(data.size, dtype=np.int64)
+        # the last byte at or before each position that is not a backslash (-1: none in this chunk)
+        last_other = np.maximum.accumulate(np.where(data == ord("\\"), -1, position))
+        quotes = np.flatnonzero(data == ord('"'))
+        before = np.maximum(quotes - 1, 0)
+        run = np.where(quotes > 0, before - last_other[before], 0)
+        run += np.where((quotes == 0) | (last_other[before] == -1), pending, 0)
+        real = np.zeros(data.size, dtype=np.int8)
+        real[quotes[run % 2 == 0]] = 1
+        in_string = (inside + np.cumsum(real, dtype=np.int64) - real) % 2 == 1
+        step = np.zeros(data.size, dtype=np.int64)
+        step[(data == ord("[")) | (data == ord("{"))] = 1
+        step[(data == ord("]")) | (data == ord("}"))] = -1
+        step[in_string] = 0
+        levels = depth + np.cumsum(step)
+        if int(levels.max()) > limit:
+            return True
+        depth, inside = int(levels[-1]), int(inside + real.sum()) % 2
+        tail = data.size - 1 - int(last_other[-1])
+        pending = tail + (pending if last_other[-1] == -1 else 0)
+    return False
 
 
 def _decode_array(ref, blobs) -> np.ndarray:

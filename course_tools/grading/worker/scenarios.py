@@ -25,7 +25,7 @@ import signal
 
 import numpy as np
 
-from .protocol import StridedView
+from .protocol import MAX_DEPTH, StridedView
 
 ALLOWED_MODULES = ("course_lib",)
 PLAIN = (bool, int, float, str, type(None))
@@ -90,18 +90,22 @@ def to_numpy(value, what: str) -> np.ndarray:
     return host_to_numpy(value, what, arrays_only=True)
 
 
-def plain(value, where: str):
-    """Numbers, strings, arrays, lists and dicts of them, as they may cross to the grader."""
+def plain(value, where: str, depth: int = 0):
+    """Numbers, strings, arrays, lists and dicts of them, as they may cross to the grader (nested
+    at most protocol.MAX_DEPTH levels: a deeper value is refused here, saying so)."""
     if isinstance(value, PLAIN):
         return value
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     if type(value) is np.ndarray:
         return value
+    if isinstance(value, (list, tuple, dict)) and depth >= MAX_DEPTH:
+        raise TypeError(f"{where} is nested more than {MAX_DEPTH} levels deep; the grader reads lists and dicts "
+                        f"of at most {MAX_DEPTH} levels")
     if isinstance(value, (list, tuple)):
-        return [plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {str(k): plain(v, f"{where}[{k!r}]") for k, v in value.items()}
+        return {str(k): plain(v, f"{where}[{k!r}]", depth + 1) for k, v in value.items()}
     try:
         return to_numpy(value, where)
     except TypeError:
