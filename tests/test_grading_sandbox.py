@@ -127,7 +127,7 @@ def test_hostile_submission_gets_what_it_deserves(case, machine, tmp_path):
         path.write_text(case["raw_text"])
     elif not case.get("missing"):
         nbformat.write(_make_hostile(case, machine), str(path))
-    result = run_suite("01_forward_ops", path, **HOSTILE_LIMITS)
+    result = run_suite("01_forward_ops", path, **{**HOSTILE_LIMITS, **case.get("limits", {})})
     got = scores(result)
     expect = case["expect"]
     if expect == "full":
@@ -284,7 +284,7 @@ def test_unsandboxed_grading_still_kills_and_limits_everything(name, machine, tm
     case = next(c for c in HOSTILE if c["name"] == name)
     path = tmp_path / "01_forward_ops.ipynb"
     nbformat.write(_make_hostile(case, machine), str(path))
-    result = run_suite("01_forward_ops", path, **HOSTILE_LIMITS)
+    result = run_suite("01_forward_ops", path, **{**HOSTILE_LIMITS, **case.get("limits", {})})
     assert result["sandbox"] == "unsandboxed"
     got = scores(result)
     assert all((s == p) if case["expect"] == "full" else s == 0 for s, p in got.values()), got
