@@ -6,7 +6,7 @@ cgroup saw (not a test: a check that a test is deterministic, issue 27).
     .venv/bin/python benchmarks/repeat_sandbox_test.py -n 20 "tests/test_grading_sandbox.py::test_x[case]"
 
 The test (default: the memory bomb of test_hostile_submission_gets_what_it_deserves) runs N
-times in one pytest process. For each worker it started, the script records how it ended:
+times in one process (pytest.main N times). For each worker it started, the script records how it ended:
 the exit status, the cell errors and fatal message of the result, and its cgroup's memory
 counters (limit hits, OOM kills, peak) and CPU seconds, read just before the group is removed.
 With --neighbour, another grading runs in a loop beside it the whole time (a separate
@@ -54,16 +54,12 @@ def _cgroup_evidence(group) -> dict:
     return seen
 
 
-class Repeat:
-    """A pytest plugin: each collected test N times; a record of each run and its workers."""
+class Recorder:
+    """A pytest plugin: a record of each run of a test and of the workers it started."""
 
-    def __init__(self, times: int):
-        self.times = times
+    def __init__(self):
         self.runs: list[dict] = []
         self.workers: list[dict] = []
-
-    def pytest_collection_modifyitems(self, items):
-        items[:] = [item for item in items for _ in range(self.times)]
 
     def pytest_runtest_setup(self, item):
         self.workers = []
@@ -77,9 +73,12 @@ class Repeat:
                               "error": str(report.longrepr)[-1500:] if report.failed else ""})
             print(f"run {len(self.runs)}: {report.outcome} ({self.runs[-1]['seconds']} s, load "
                   f"{self.runs[-1]['load']:.2f})", flush=True)
+            if report.failed:  # at once too: a long loop may be stopped before its summary
+                for worker in self.workers:
+                    print("    worker:", json.dumps(worker)[:1500], flush=True)
 
 
-def _record_workers(plugin: Repeat) -> None:
+def _record_workers(plugin: Recorder) -> None:
     """Wrap the session's stop and the cgroup's removal to keep what they are about to throw away."""
     from course_tools.grading import cgroups, session
 
@@ -139,11 +138,12 @@ def main(argv=None) -> int:
     if args.neighbour:
         neighbour = subprocess.Popen([sys.executable, __file__, "--neighbour-loop", args.neighbour,
                                       "--stop-file", str(stop_file)], cwd=ROOT)
-    plugin = Repeat(args.times)
+    plugin = Recorder()
     _record_workers(plugin)
     began = time.monotonic()
     try:
-        pytest.main([*args.tests, "-q", "-p", "no:cacheprovider", "--tb=no"], plugins=[plugin])
+        for _ in range(args.times):  # one pytest run each: fixtures and parameters set up afresh
+            pytest.main([*args.tests, "-qq", "-p", "no:cacheprovider", "--tb=no", "--no-header"], plugins=[plugin])
     finally:
         stop_file.touch()
         if neighbour is not None:
