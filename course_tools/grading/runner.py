@@ -23,12 +23,15 @@ SLACK_S = 120
 
 def time_limit(assignment: str) -> int:
     """The longest one notebook's grading can legitimately take: running its cells, then every
-    task's time budget (session.py), plus slack. Past it, the grader itself is stuck."""
+    task's time budget (session.py), plus slack. Past it, the grader itself is stuck. The budgets
+    count CPU time, and on the wall clock may last up to the wall factor times longer (sandbox.Limits)."""
     from ..build import release_notebook
+    from .sandbox import Limits
     from .session import DEFAULT_TASK_SECONDS
     from .suite import graded_tasks
 
-    return int(LOAD_TIMEOUT_S + len(graded_tasks(release_notebook(assignment))) * DEFAULT_TASK_SECONDS + SLACK_S)
+    budgets = LOAD_TIMEOUT_S + len(graded_tasks(release_notebook(assignment))) * DEFAULT_TASK_SECONDS
+    return int(budgets * Limits().wall_factor + SLACK_S)
 
 
 def grade_file(assignment: str, notebook: Path, timeout: int | None = None, suite_dir: Path | None = None) -> dict:
