@@ -404,3 +404,20 @@ def test_a_busy_neighbour_cannot_starve_an_honest_submission(tmp_path, monkeypat
     got = scores(result)
     assert all(s == p for s, p in got.values()), (got, [c["message"] for t in result["tasks"].values()
                                                         for c in t["checks"] if not c["passed"]][:3])
+
+
+def test_time_limits_count_cpu_time_with_a_wall_clock_backstop(tmp_path, monkeypatch):
+    """A cell's limit is CPU time: sleeping past it costs nothing (on a crowded machine, waiting
+    for a CPU is no cost of the submission either); but code that sleeps or blocks is still
+    stopped, once the wall clock has run COURSE_GRADER_WALL_FACTOR times the limit."""
+    monkeypatch.setenv("COURSE_GRADER_WALL_FACTOR", "3")
+    code = "import time\nstarted = time.monotonic()\ntime.sleep(3)\nslept = time.monotonic() - started"
+    nb = inject(inject(source("01_forward_ops"), code), "import time\ntime.sleep(600)")
+    path = tmp_path / "01_forward_ops.ipynb"
+    nbformat.write(nb, str(path))
+    began = time.monotonic()
+    with StudentSession("01_forward_ops", path, cell_timeout=2, call_timeout=5, load_timeout=60) as session:
+        assert session.variable("slept") >= 3, "a sleep past the CPU-time limit was stopped"
+        errors = session.loaded_cell_errors()
+    assert len(errors) == 1 and "took longer than 6 s" in errors[0] and "sleeping" in errors[0], errors
+    assert time.monotonic() - began < 120
