@@ -54,10 +54,10 @@ def test_every_launcher_gives_the_same_scores_with_the_settings_it_was_handed(tm
     assert _scores(here) == {**points, "forward_negate": 0.0}  # the sabotaged task alone loses
 
 
-def test_the_time_limit_is_the_budgets_plus_one_slack_unless_the_instructor_sets_it():
+def test_the_time_limit_is_the_budgets_on_the_wall_clock_plus_one_slack_unless_the_instructor_sets_it():
     tasks = len(graded_tasks(release_notebook(ASSIGNMENT)))
     settings = GradingSettings(task_seconds=10, load_seconds=30)
-    assert time_limit(ASSIGNMENT, settings) == 30 + tasks * 10 + SLACK_SECONDS
+    assert time_limit(ASSIGNMENT, settings) == int((30 + tasks * 10) * settings.limits.wall_factor + SLACK_SECONDS)
     assert time_limit(ASSIGNMENT, GradingSettings(notebook_seconds=45)) == 45
 
 

@@ -127,7 +127,7 @@ def test_hostile_submission_gets_what_it_deserves(case, machine, tmp_path):
         path.write_text(case["raw_text"])
     elif not case.get("missing"):
         nbformat.write(_make_hostile(case, machine), str(path))
-    result = run_suite("01_forward_ops", path, **HOSTILE_LIMITS)
+    result = run_suite("01_forward_ops", path, **{**HOSTILE_LIMITS, **case.get("limits", {})})
     got = scores(result)
     expect = case["expect"]
     if expect == "full":
@@ -284,7 +284,7 @@ def test_unsandboxed_grading_still_kills_and_limits_everything(name, machine, tm
     case = next(c for c in HOSTILE if c["name"] == name)
     path = tmp_path / "01_forward_ops.ipynb"
     nbformat.write(_make_hostile(case, machine), str(path))
-    result = run_suite("01_forward_ops", path, **HOSTILE_LIMITS)
+    result = run_suite("01_forward_ops", path, **{**HOSTILE_LIMITS, **case.get("limits", {})})
     assert result["sandbox"] == "unsandboxed"
     got = scores(result)
     assert all((s == p) if case["expect"] == "full" else s == 0 for s, p in got.values()), got
@@ -324,6 +324,11 @@ def test_a_cgroup_kill_takes_setsid_daemons_too(tmp_path):
             f"        open({str(marker)!r}, 'w').write(str(os.getpid()))\n        while True:\n            time.sleep(0.1)\n"
             "    os._exit(0)\ntime.sleep(0.5)\n")
     subprocess.run([sys.executable, "-c", code], preexec_fn=group.enter, timeout=30)
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:  # on a crowded machine the daemon
+        time.sleep(0.05)                                         # may start after its parent's 0.5 s
+    while not marker.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
     daemon = int(marker.read_text())
     assert Path(f"/proc/{daemon}").exists(), "the daemon should outlive the process that started it"
     group.remove()
@@ -331,3 +336,88 @@ def test_a_cgroup_kill_takes_setsid_daemons_too(tmp_path):
     state = Path(f"/proc/{daemon}/stat").read_text().split()[2] if Path(f"/proc/{daemon}").exists() else "gone"
     assert state in ("gone", "Z"), state
     assert cgroups.leftover_groups(os.getpid()) == []
+
+
+# ------------------------------------------------------------------------------ CPU
+def test_a_gradings_cgroup_caps_its_cpu(monkeypatch):
+    """Each grading may use one CPU (COURSE_GRADER_CPUS): cgroup v2 cpu.max, or v1 cpu.cfs_quota_us."""
+    if not cgroups.Cgroup.available():
+        pytest.skip("this machine does not let the grader create cgroups")
+    monkeypatch.setenv("COURSE_GRADER_CPUS", "1.5")
+    limits = sandbox.Limits()
+    group = cgroups.Cgroup(limits.processes, limits.cgroup_memory_bytes, limits.cpus)
+    try:
+        assert group.cpu_cap is not None, "neither cgroup v2's cpu.max nor v1's cpu.cfs_quota_us could be set"
+        unified, cpu = group.dirs.get("unified"), cgroups._v1("cpu", group.dirs)
+        if unified is not None and (unified / "cpu.max").exists():
+            assert (unified / "cpu.max").read_text().split() == ["150000", "100000"]
+        else:
+            assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "150000"
+            assert (cpu / "cpu.cfs_period_us").read_text().strip() == "100000"
+        assert group.cpu_seconds() == 0.0
+    finally:
+        group.remove()
+    assert sandbox.Limits(cpus=0).cpus == 0 and cgroups.Cgroup(8, 2 ** 28, cpus=0).cpu_cap is None
+
+
+BUSY_NEIGHBOUR = ("import os\nfor _ in range(6):\n    if os.fork() == 0:\n        os.setsid()\n        while True:\n"
+                  "            pass\nwhile True:\n    pass")
+# Right, but slow: about 0.55 s of CPU per call; each check calls it twice (fresh and view inputs),
+# about 1.1 s of CPU against the call limit of 2 s.
+SLOW_BUT_RIGHT = ("from course_lib.student import implements\nfrom course_lib import ops\n"
+                  "@implements(ops.Negate, 'compute')\ndef compute(self, a):\n"
+                  "    for _ in range(25_000_000):\n        pass\n    return -a")
+
+
+def test_a_busy_neighbour_cannot_starve_an_honest_submission(tmp_path, monkeypatch):
+    """Issue 21, class 5: while another grading's submission runs busy loops in several processes,
+    each under its own os.setsid() (on an autogrouping scheduler each would take a share equal to
+    a whole grading's), an honest but slow submission keeps full marks under tight limits: the
+    neighbour gets one CPU, and the honest one's limits count its own CPU time, not the wall
+    clock that the neighbour (and the rest of this shared machine) makes run."""
+    import subprocess
+
+    # Only the CPU-time limits are under test: the wall-clock backstops get room for a machine as
+    # crowded as this shared one gets (more than 15 runnable processes on 2 cores).
+    monkeypatch.setenv("COURSE_GRADER_WALL_FACTOR", "20")
+    hostile = tmp_path / "hostile" / "01_forward_ops.ipynb"
+    hostile.parent.mkdir()
+    nbformat.write(inject(source("01_forward_ops"), BUSY_NEIGHBOUR), str(hostile))
+    honest = tmp_path / "01_forward_ops.ipynb"
+    nbformat.write(inject(source("01_forward_ops"), SLOW_BUT_RIGHT), str(honest))
+    neighbour = subprocess.Popen([sys.executable, "-m", "course_tools.grading.suite", "01_forward_ops", str(hostile),
+                                  "--json", str(tmp_path / "hostile.json")], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(worker_processes(neighbour.pid)) < 7 and time.monotonic() < deadline:
+            time.sleep(0.5)  # until its busy loops run
+        assert len(worker_processes(neighbour.pid)) >= 7, "the busy neighbour did not start its loops"
+        result = run_suite("01_forward_ops", honest, cell_timeout=10, call_timeout=2, load_timeout=60)
+        assert neighbour.poll() is None, "the neighbour's grading ended before the honest one's"
+    finally:
+        neighbour.kill()  # its sandbox dies with it (--die-with-parent); its cgroups are swept below
+        neighbour.wait()
+    time.sleep(0.5)
+    cgroups.sweep_stale()
+    assert worker_processes(neighbour.pid) == []
+    got = scores(result)
+    assert all(s == p for s, p in got.values()), (got, [c["message"] for t in result["tasks"].values()
+                                                        for c in t["checks"] if not c["passed"]][:3])
+
+
+def test_time_limits_count_cpu_time_with_a_wall_clock_backstop(tmp_path, monkeypatch):
+    """A cell's limit is CPU time: sleeping past it costs nothing (on a crowded machine, waiting
+    for a CPU is no cost of the submission either); but code that sleeps or blocks is still
+    stopped, once the wall clock has run COURSE_GRADER_WALL_FACTOR times the limit."""
+    monkeypatch.setenv("COURSE_GRADER_WALL_FACTOR", "3")
+    code = "import time\nstarted = time.monotonic()\ntime.sleep(3)\nslept = time.monotonic() - started"
+    nb = inject(inject(source("01_forward_ops"), code), "import time\ntime.sleep(600)")
+    path = tmp_path / "01_forward_ops.ipynb"
+    nbformat.write(nb, str(path))
+    began = time.monotonic()
+    with StudentSession("01_forward_ops", path, cell_timeout=2, call_timeout=5, load_timeout=60) as session:
+        assert session.variable("slept") >= 3, "a sleep past the CPU-time limit was stopped"
+        errors = session.loaded_cell_errors()
+    assert len(errors) == 1 and "took longer than 6 s" in errors[0] and "sleeping" in errors[0], errors
+    assert time.monotonic() - began < 120

@@ -10,10 +10,16 @@ Whose fault a failure is decides what it becomes:
     GradingError   the grader could not grade (no sandbox, the worker's own start-up failed):
                    reported to the instructor, never turned into a score
 
-Time: each task's checks share a budget (settings.py's task_seconds, default 120 s of wall time,
-restarts of a crashed worker included, and the grader's own work in the grader-provided functions
-the submission calls). A task that uses it up loses its remaining checks, with a message saying
-so; the other tasks are graded as usual.
+Time: each task's checks share a budget (settings.py's task_seconds, default 120 s, restarts of
+a crashed worker included, and the grader's own work in the grader-provided functions the
+submission calls). A task that uses it up loses its remaining checks, with a message saying so;
+the other tasks are graded as usual. The budget, like every time limit of a worker
+(sandbox.Limits), counts the submission's own CPU time, read from its cgroup (its processes,
+children included, and nobody else's): a busy neighbour slows an honest submission down but
+cannot use up its time. Each wait also ends after ``wall_factor`` times its seconds on the
+wall clock, and a task is charged at least its wall time over that factor, so code that sleeps
+or blocks runs out too. Where the machine cannot count a worker's CPU time (no cgroup), the
+wall clock is all there is, as before.
 
 Crashes: a task whose checks crash or hang the worker MAX_CRASHES_PER_TASK times loses its
 remaining checks; the next task gets a fresh worker and a count of its own. Each restart runs
@@ -141,6 +147,7 @@ class StudentSession:
         self.process = None
         self.channel: Channel | None = None
         self.cgroup: Cgroup | None = None
+        self._cpu_of_past_workers = 0.0  # CPU seconds of the workers stopped so far
         self.job: sandbox.JobFolder | None = None
         self.load_report: list[dict] = []
         self.fatal: str | None = None
@@ -189,6 +196,7 @@ class StudentSession:
         except (ProcessLookupError, PermissionError):
             pass
         if self.cgroup is not None:
+            self._cpu_of_past_workers += self.cgroup.cpu_seconds() or 0.0
             self.cgroup.remove()  # every process the worker started, daemons included
             self.cgroup = None
         self.process.wait()
@@ -212,10 +220,12 @@ class StudentSession:
             self.kind = sandbox.sandbox_kind(self.unsandboxed)
             self.account = sandbox.grading_account()
             if self.job is None:
-                self.job = sandbox.JobFolder(self.assignment, self.cells, self.cell_timeout, self.account)
+                self.job = sandbox.JobFolder(self.assignment, self.cells, self.cell_timeout, self.account,
+                                             self.limits.wall_factor)
             if self.kind == "unsandboxed":
                 self.job.fresh_work_folder(self.account)
-            self.cgroup = Cgroup(self.limits.processes, self.limits.cgroup_memory_bytes) if Cgroup.available() else None
+            self.cgroup = (Cgroup(self.limits.processes, self.limits.cgroup_memory_bytes, self.limits.cpus)
+                           if Cgroup.available() else None)
             if self.kind == "unsandboxed" and (self.cgroup is None or not self.cgroup.holds_processes()):
                 raise sandbox.SandboxUnavailable(
                     "grading without bubblewrap needs a cgroup to kill every process a submission starts, and this "
@@ -254,9 +264,11 @@ class StudentSession:
         self.timing["start"] += time.monotonic() - began
         began = time.monotonic()
         cut_short = budget < self.load_timeout
-        deadline = time.monotonic() + min(self.load_timeout, budget)
+        limit = min(self.load_timeout, budget)
+        deadline = time.monotonic() + limit * self.limits.wall_factor
         try:
-            loaded = self._receive(deadline, "running the notebook's code cells", loading=not cut_short)
+            loaded = self._receive(deadline, "running the notebook's code cells", loading=not cut_short,
+                                   cpu_seconds=limit)
         except WorkerTimeout:
             if cut_short:
                 raise self._out_of_time() from None
@@ -286,9 +298,17 @@ class StudentSession:
                 raise ChannelClosed(f"it wrote {written // 2 ** 20} MB of files, more than the limit of "
                                     f"{self.limits.disk_bytes // 2 ** 20} MB")
 
-    def _receive(self, deadline: float, doing: str, loading: bool = False):
+    def _receive(self, deadline: float, doing: str, loading: bool = False, cpu_seconds: float | None = None):
+        """The worker's next message; a wait ends at ``deadline`` (wall clock) or, where the CPU
+        time can be counted, once the worker has used ``cpu_seconds`` of it while we waited."""
+        poll, started = self._poll, self._student_cpu()
+        if cpu_seconds is not None and started is not None:
+            def poll():
+                self._poll()
+                if (self._student_cpu() or started) - started > cpu_seconds:
+                    raise ChannelTimeout(f"it used more than {cpu_seconds:g} s of CPU time")
         try:
-            return self.channel.receive(deadline, poll=self._poll)
+            return self.channel.receive(deadline, poll=poll)
         except ChannelTimeout:
             self._stop()
             message = f"stopped after running out of time while {doing} (an endless loop?)"
@@ -302,9 +322,14 @@ class StudentSession:
                     code = self.process.wait(timeout=3)
                 except subprocess.TimeoutExpired:
                     pass
+            killed_for_memory = self.cgroup is not None and self.cgroup.out_of_memory_kills() > 0
             self._stop()
             message = (f"the notebook's code ended the grading process ({_describe_exit(code)}; {err}) "
                        f"while {doing}")
+            if killed_for_memory:
+                message = (f"the notebook ran out of memory: its processes together reached the limit of "
+                           f"{self.limits.cgroup_memory_bytes // 2 ** 20} MB and the kernel stopped them "
+                           f"while {doing}")
         except ChannelGarbage as err:
             self._stop()
             message = f"the notebook's code wrote into the grader's channel while {doing} ({err})"
@@ -344,6 +369,27 @@ class StudentSession:
     def _charge(self, seconds: float) -> None:
         self.spent[self.current_task] = self.spent.get(self.current_task, 0.0) + seconds
 
+    def _student_cpu(self) -> float | None:
+        """CPU seconds the submission's processes have used in this session (every worker it had),
+        or None where this machine cannot count them."""
+        if self.cgroup is None:
+            return self._cpu_of_past_workers if Cgroup.available() else None
+        now = self.cgroup.cpu_seconds()
+        return None if now is None else self._cpu_of_past_workers + now
+
+    def _clock(self) -> tuple[float, float | None]:
+        return time.monotonic(), self._student_cpu()
+
+    def _cost_since(self, mark: tuple[float, float | None]) -> float:
+        """What the time since ``mark`` (a ``_clock()``) costs the task: the submission's CPU
+        seconds, but at least the wall seconds over the wall factor; the wall seconds where CPU
+        time cannot be counted."""
+        wall = time.monotonic() - mark[0]
+        cpu = self._student_cpu()
+        if mark[1] is None or cpu is None:
+            return wall
+        return max(cpu - mark[1], wall / self.limits.wall_factor)
+
     def _out_of_time(self) -> StudentError:
         task = self.current_task
         if task not in self.out_of_time:
@@ -376,12 +422,12 @@ class StudentSession:
         if self.crashes.get(task, 0) >= MAX_CRASHES_PER_TASK:
             raise StudentError(f"the checks of {task} crashed or hung the grading process {MAX_CRASHES_PER_TASK} "
                                f"times; its remaining checks were skipped (the other tasks are graded as usual)")
-        started = time.monotonic()
+        started = self._clock()
         try:
             if self.process is None:
                 if self.starts == 0:
                     self._start(self.load_timeout)
-                    started = time.monotonic()  # running the notebook's cells the first time is no task's time
+                    started = self._clock()  # running the notebook's cells the first time is no task's time
                 else:
                     self._start(self.remaining())
             value = self._exchange(scenario, args, options, views, functions, timeout, what or scenario)
@@ -389,7 +435,7 @@ class StudentSession:
             self._remember(value, call)
             return value
         finally:
-            self._charge(time.monotonic() - started)
+            self._charge(self._cost_since(started))
             if self.process is None and not self.broken:  # this check crashed, hung or failed to restart it
                 self.crashes[task] = self.crashes.get(task, 0) + 1
 
@@ -407,7 +453,7 @@ class StudentSession:
         if with_views:
             message["view_args"], layouts = self.rotation.views(args)
         sent = time.monotonic()
-        deadline = sent + limit + 5
+        deadline = sent + limit * self.limits.wall_factor + 5  # the worker's own CPU-time limit comes first
         try:
             self.channel.send(message, deadline)
         except (ChannelClosed, ChannelTimeout):
@@ -417,7 +463,7 @@ class StudentSession:
         self._callbacks_left, self._refusal = MAX_CALLBACKS, None
         try:
             while True:
-                reply = self._receive(deadline, f"running {what}")
+                reply = self._receive(deadline, f"running {what}", cpu_seconds=limit + 5)
                 if not (isinstance(reply, dict) and reply.get("type") == "callback"):
                     break
                 # Grader-side work stops when the worker's own alarm would (sent + limit): past

@@ -68,10 +68,12 @@ class GradingSettings:
 
     def time_limit(self, tasks: int) -> int:
         """The longest a grading of a notebook with ``tasks`` graded tasks can legitimately take:
-        its cells, every task's budget, and slack. Past it, the grader itself is stuck."""
+        its cells, every task's budget (times the wall factor), and slack. Past it, the grader itself is stuck."""
         if self.notebook_seconds:
             return int(self.notebook_seconds)
-        return int(self.load_seconds + tasks * self.task_seconds + SLACK_SECONDS)
+        # The budgets count the submission's CPU time; on the wall clock a wait may last up to
+        # the wall factor times longer (sandbox.Limits).
+        return int((self.load_seconds + tasks * self.task_seconds) * self.limits.wall_factor + SLACK_SECONDS)
 
     # ------------------------------------------------------------------ crossing to another process
     def as_dict(self) -> dict:

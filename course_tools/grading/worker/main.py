@@ -34,8 +34,66 @@ class CellTimeout(BaseException):
     """Raised by the alarm; a BaseException so that `except Exception` in student code does not swallow it."""
 
 
+# Time limits count this process's CPU time (ITIMER_PROF: user and system time of all its
+# threads), so that a crowded machine does not use up a submission's time; a wall-clock
+# backstop wall_factor times longer (ITIMER_REAL) stops code that sleeps or blocks. Both end in
+# SIGALRM, so code that ignores SIGALRM is left to the grader's own deadline, as it always was.
+WALL_FACTOR = 4.0  # set from job.json
+_cpu_limit_reached = False
+
+
 def _alarm(signum, frame):
     raise CellTimeout()
+
+
+def _cpu_used_up(signum, frame):
+    global _cpu_limit_reached
+    _cpu_limit_reached = True
+    signal.raise_signal(signal.SIGALRM)
+
+
+def _start_timer(seconds: float) -> None:
+    """Arm the time limit of the code about to run: CellTimeout when it is reached."""
+    global _cpu_limit_reached
+    _cpu_limit_reached = False
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _cpu_used_up)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
+
+
+def _stop_timer() -> tuple[float, float]:
+    """Disarm the time limit; returns what was left of it (CPU seconds, wall seconds)."""
+    return signal.setitimer(signal.ITIMER_PROF, 0)[0], signal.setitimer(signal.ITIMER_REAL, 0)[0]
+
+
+def _resume_timer(left: tuple[float, float]) -> None:
+    """Re-arm a limit that ``_stop_timer`` paused, with the time it had left."""
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.signal(signal.SIGPROF, _cpu_used_up)
+    if left[0] > 0:
+        signal.setitimer(signal.ITIMER_PROF, left[0])
+    if left[1] > 0:
+        signal.setitimer(signal.ITIMER_REAL, left[1])
+
+
+def timeout_message(seconds: float) -> str:
+    if _cpu_limit_reached or WALL_FACTOR == 1:
+        return f"took longer than {seconds:g} s of CPU time and was stopped"
+    return (f"took longer than {seconds * WALL_FACTOR:g} s and was stopped (waiting or sleeping, not computing, "
+            f"most of that time)")
+
+
+def _memory_limit() -> str:
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return f"{limit // 2 ** 20} MB per process" if limit != resource.RLIM_INFINITY else "the machine's memory"
+
+
+def out_of_memory(err: MemoryError) -> str:
+    """What a cell or call that raised MemoryError is told: the notebook ran out of memory."""
+    return f"{short_error(err, 300)}: the notebook ran out of memory (its limit is {_memory_limit()})"
 
 
 class _Blocked:
@@ -126,20 +184,21 @@ def run_cells(cells: list[dict], ns: dict, cell_timeout: int) -> list[dict]:
     report = []
     for index, cell in enumerate(cells):
         name = cell.get("grade_id") or f"cell {index + 1}"
-        signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(cell_timeout)
+        _start_timer(cell_timeout)
         started = time.perf_counter()
         try:
             code = compile(_strip_magics(cell["source"]), f"<{name}>", "exec")
             exec(code, ns)  # noqa: S102 - this is the student's code, inside the sandbox
             report.append({"cell": name, "ok": True, "seconds": round(time.perf_counter() - started, 3)})
         except CellTimeout:
-            report.append({"cell": name, "ok": False, "error": f"took longer than {cell_timeout} s and was stopped"})
+            report.append({"cell": name, "ok": False, "error": timeout_message(cell_timeout)})
+        except MemoryError as err:
+            report.append({"cell": name, "ok": False, "error": out_of_memory(err)})
         except BaseException as err:  # noqa: BLE001 - SystemExit and friends are the student's too
             report.append({"cell": name, "ok": False, "error": short_error(err)})
         finally:
             _forked_child_exits()
-            signal.alarm(0)
+            _stop_timer()
     return report
 
 
@@ -161,8 +220,7 @@ def serve(ns: dict, scenarios: dict, substituted) -> None:
         timeout = max(1, int(request.get("timeout", 30)))
         scenario, options = scenarios[request["scenario"]], dict(request.get("options") or {})
         substitutes = options.pop("substitutes", None)
-        signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(timeout)
+        _start_timer(timeout)
         try:
             with substituted(substitutes, ns):
                 reply = {"type": "reply", "id": rid, "ok": True,
@@ -175,17 +233,19 @@ def serve(ns: dict, scenarios: dict, substituted) -> None:
                     except BaseException as err:  # noqa: BLE001 - the student's code, on a view
                         reply["view"] = {"ok": False, "error": short_error(err)}
         except CellTimeout:
-            reply = {"type": "reply", "id": rid, "ok": False, "error": f"took longer than {timeout} s and was stopped"}
+            reply = {"type": "reply", "id": rid, "ok": False, "error": timeout_message(timeout)}
+        except MemoryError as err:
+            reply = {"type": "reply", "id": rid, "ok": False, "error": out_of_memory(err)}
         except BaseException as err:  # noqa: BLE001 - report whatever the student's code raised
             reply = {"type": "reply", "id": rid, "ok": False, "error": short_error(err)}
         finally:
             _forked_child_exits()
-            signal.alarm(0)
+            _stop_timer()
         send(reply)
 
 
 def main(argv: list[str]) -> int:
-    global REQUEST_FD, RESPONSE_FD, MAIN_PID
+    global REQUEST_FD, RESPONSE_FD, MAIN_PID, WALL_FACTOR
     MAIN_PID = os.getpid()
     job_dir, work_dir = Path(argv[0]), Path(argv[1])
     REQUEST_FD, RESPONSE_FD = int(argv[2]), int(argv[3])
@@ -207,6 +267,7 @@ def main(argv: list[str]) -> int:
     send({"type": "ready", "uid": os.getuid(), "course_lib": str(Path(course_lib.__file__).parent)})
 
     ns: dict = {"__name__": "__main__"}
+    WALL_FACTOR = max(1.0, float(job.get("wall_factor", WALL_FACTOR)))
     report = run_cells(job["cells"], ns, int(job.get("cell_timeout", 60)))
     send({"type": "loaded", "cells": report})
     serve(ns, SCENARIOS, substituted)

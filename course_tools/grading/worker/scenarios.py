@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import signal
 
 import numpy as np
 
@@ -330,14 +329,6 @@ def variable(ns, name: str):
     return plain(ns[name], name)
 
 
-class _Timeout(BaseException):
-    pass
-
-
-def _raise_timeout(signum, frame):
-    raise _Timeout()
-
-
 def check_flags(ns, check: str, implementations: list, args=None, seconds_each: int = 20):
     """Run the student's check function on each implementation in turn: ``check(impl, *args)``.
 
@@ -346,32 +337,28 @@ def check_flags(ns, check: str, implementations: list, args=None, seconds_each: 
     implementation: "passed" (no exception), "flagged: <message>" (AssertionError or
     ValueError) or "crashed: <type>: <message>" (anything else, or out of time).
     """
-    from .main import CellTimeout
+    from . import main
 
     check_fn = resolve(ns, check)
     outcomes = []
-    previous = signal.getsignal(signal.SIGALRM)
-    remaining = signal.alarm(0)  # the request's own alarm: paused, then restored below
+    request_left = main._stop_timer()  # the request's own limit: paused, then resumed below
     try:
         for item in implementations:
             impl = resolve(ns, item) if isinstance(item, str) and ":" in item else item
-            signal.signal(signal.SIGALRM, _raise_timeout)
-            signal.alarm(seconds_each)
+            main._start_timer(seconds_each)  # CPU time, with the wall-clock backstop (main.py)
             try:
                 check_fn(impl, *(args or []))
                 outcomes.append("passed")
             except (AssertionError, ValueError) as err:
                 outcomes.append(f"flagged: {type(err).__name__}: {err}"[:500])
-            except (_Timeout, CellTimeout):
-                outcomes.append(f"crashed: took longer than {seconds_each} s")
+            except main.CellTimeout:
+                outcomes.append(f"crashed: {main.timeout_message(seconds_each)}")
             except Exception as err:  # noqa: BLE001 - the student's check may fail in any way
                 outcomes.append(f"crashed: {type(err).__name__}: {err}"[:500])
             finally:
-                signal.alarm(0)
+                main._stop_timer()
     finally:
-        signal.signal(signal.SIGALRM, previous)
-        if remaining:
-            signal.alarm(remaining)
+        main._resume_timer(request_left)
     return outcomes
 
 
