@@ -26,6 +26,7 @@ from traitlets import Bool, Integer
 
 from .results import ResultStore, grading_key
 from .runner import grade_file
+from ..terminal import printable
 from .suite import feedback_text
 
 
@@ -45,7 +46,9 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         result = self._grade(nb, assignment, notebook, student)
         if result.get("grading_error"):
             self._forget_new_submission(info.get("db_url"), assignment, student)
-            raise GradingFailed(f"grading error for {student}/{assignment}/{notebook}: {result['grading_error']}")
+            # nbgrader prints this on the instructor's terminal
+            raise GradingFailed(printable(f"grading error for {student}/{assignment}/{notebook}: "
+                                          f"{result['grading_error']}"))
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if not (meta.get("grade") and not meta.get("solution") and cell.cell_type == "code"):
