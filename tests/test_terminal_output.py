@@ -56,3 +56,20 @@ def test_the_suite_prints_a_submissions_escape_codes_as_visible_text(tmp_path):
     assert _raw_controls(out) == [], out
     assert "\\x1b[2J" in out and "\\x1b[1A" in out and "\\u202e" in out and "\\x9b31m" in out
     assert "Hidden checks for forward_transpose: 4 of 4 passed" in out or "forward_transpose" in out
+
+
+def test_the_course_commands_print_through_printable(capsys, tmp_path):
+    """Every line `course` prints goes through one _say per command module (collect, grade, status,
+    feedback, export in instructor.py; report and similarity in report.py) and its error path."""
+    from course_tools.cli import instructor, report
+    from course_tools.cli import main as course
+    from course_tools.course_dir import init_course
+
+    folder = init_course(tmp_path / "course", "terminal", exchange=tmp_path / "exchange").root
+
+    instructor._say(f"  mallory: {FORGED}")
+    report._say(f"  GRADING ERROR (not a score): mallory: {FORGED}")
+    assert course(["collect", "no-such-assignment\x1b[2J", "--course", str(folder)]) != 0  # a CourseError
+    printed = capsys.readouterr()
+    assert _raw_controls(printed.out + printed.err) == []
+    assert printed.out.count("\\x1b[2J") == 2 and "no-such-assignment\\x1b[2J" in printed.err
