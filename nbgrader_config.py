@@ -45,3 +45,9 @@ c.PercentPerDay.max_percent = 100
 c.ExchangeFactory.collect = "course_tools.exchange_collect.CourseCollect"
 # A graded cell a student deleted comes back (and scores what the hidden suite says).
 c.OverwriteCells.add_missing_cells = True
+# Feedback pages and formgrader's view of a submission render the student's markup: only an
+# allow-list of it reaches a browser (course_tools/markup.py), never a script, handler or frame.
+c.HTMLExporter.sanitize_html = True
+c.HTMLExporter.filters = {"markdown2html": "course_tools.markup.SanitizedMarkdown",
+                          "clean_html": "course_tools.markup.clean_html"}
+c.HTMLExporter.preprocessors = ["course_tools.markup.TemplateFieldsEscaped"]

@@ -18,7 +18,7 @@ and both hold only
 
 never autograder/, solutions/, source/, course_tools/ or the repository's history. Its
 dependencies are the bundle's own (NumPy, matplotlib, tqdm, nbgrader, JupyterLab, Notebook,
-nbformat, nbclient) and its `gpu` extras; never PyTorch, Dask or psycopg2 (the grader's).
+nbformat, nbclient, bleach) and its `gpu` extras; never PyTorch, Dask or psycopg2 (the grader's).
 Nothing here is committed: the package is built on demand (dist/ is ignored by git).
 """
 from __future__ import annotations

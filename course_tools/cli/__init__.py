@@ -19,6 +19,7 @@ from course_student import cli as student_cli
 from course_student.cli import EPILOG, fail
 
 from ..course_dir import CourseError, find_course
+from ..terminal import printable
 from . import instructor
 
 
@@ -127,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return _run(args)
-    except CourseError as err:
-        return fail(str(err))
+    except CourseError as err:  # may quote nbgrader's log, with the exchange's folder names in it
+        return fail(printable(str(err)))
     except KeyboardInterrupt:
         return fail("interrupted")
 

@@ -22,6 +22,7 @@ from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
 from ..grading.settings import GradingSettings
+from ..terminal import printable
 from .table import format_table, points
 
 
@@ -29,7 +30,8 @@ BLANK_RELEASE = "(the blank release)"
 
 
 def _say(text: str = "") -> None:
-    print(text, flush=True)
+    """Print a line of this command's output; what it quotes from submissions is made printable."""
+    print(printable(text), flush=True)
 
 
 # ---------------------------------------------------------------------------------- init / build

@@ -11,10 +11,12 @@ from ..course_dir import Course, CourseError, check_assignment
 from ..report import data as report_data
 from ..report import similarity
 from ..report.page import Report, similarity_html
+from ..terminal import printable
 
 
 def _say(text: str = "") -> None:
-    print(text, flush=True)
+    """Print a line of this command's output; what it quotes from submissions is made printable."""
+    print(printable(text), flush=True)
 
 
 def _due(course: Course, assignment: str):

@@ -1,11 +1,15 @@
 """Plain-text tables for the terminal (no dependency: students' terminals vary)."""
 from __future__ import annotations
 
+from ..terminal import printable
+
 
 def format_table(headers: list[str], rows: list[list], right: set[int] | None = None) -> str:
-    """Columns padded to their widest cell; column indexes in ``right`` are right-aligned (numbers)."""
+    """Columns padded to their widest cell; column indexes in ``right`` are right-aligned (numbers).
+    Cells are made printable first (student ids and notes come from submissions), so that the
+    columns line up with what the terminal shows."""
     right = right or set()
-    cells = [[str(h) for h in headers]] + [["" if v is None else str(v) for v in row] for row in rows]
+    cells = [[printable(h) for h in headers]] + [["" if v is None else printable(v) for v in row] for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
 
     def line(row):

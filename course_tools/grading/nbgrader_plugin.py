@@ -27,6 +27,7 @@ from .results import ResultStore, grading_key
 from .route import is_stored_score
 from .runner import grade_in_process
 from .settings import GradingSettings
+from ..terminal import printable
 from .suite import feedback_text
 
 
@@ -46,7 +47,9 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         result = self._grade(nb, assignment, notebook, student)
         if result.get("grading_error"):
             self._forget_new_submission(info.get("db_url"), assignment, student)
-            raise GradingFailed(f"grading error for {student}/{assignment}/{notebook}: {result['grading_error']}")
+            # nbgrader prints this on the instructor's terminal
+            raise GradingFailed(printable(f"grading error for {student}/{assignment}/{notebook}: "
+                                          f"{result['grading_error']}"))
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if not (meta.get("grade") and not meta.get("solution") and cell.cell_type == "code"):

@@ -36,6 +36,7 @@ from course_lib.checks import assert_close
 
 from ..build import release_notebook as release_notebook_of
 from ..demonstrations import is_demonstration
+from ..terminal import printable
 from .expect import as_number_or_array, as_numbers
 from .session import CURRENT, GradingError, StudentError, StudentSession
 from .settings import GradingSettings
@@ -304,10 +305,11 @@ def main(argv=None) -> int:
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     elif not result["grading_error"]:
+        # The checks' messages carry the submission's own text (its errors, its values).
         for task_id, graded in result["tasks"].items():
-            sys.stdout.write(feedback_text(task_id, graded))
+            sys.stdout.write(printable(feedback_text(task_id, graded)))
     if result["grading_error"]:
-        print(f"grading error: {result['grading_error']}", file=sys.stderr)
+        print(printable(f"grading error: {result['grading_error']}"), file=sys.stderr)
         return 3
     return 0
 
