@@ -120,10 +120,11 @@ def as_number_or_array(value, what: str):
 
 
 def as_numbers(value, what: str, shape=None, max_size: int = MAX_ARRAY_SIZE) -> np.ndarray:
-    """A new float64 array of the numbers ``value`` holds: a (nested) list or tuple of ints and
-    floats, or a NumPy array of integers or floats; never strings, bools or ragged lists."""
+    """A float64 array of the numbers ``value`` holds: a (nested) list or tuple of ints and
+    floats, or a NumPy array of integers or floats; never strings, bools or ragged lists. A
+    float64 array comes back as itself: the diagnoser knows which call gave it (session._remember)."""
     if type(value) is np.ndarray:
-        return as_array(value, what, shape, "iuf", max_size).astype(np.float64)
+        return as_array(value, what, shape, "iuf", max_size).astype(np.float64, copy=False)
     if type(value) not in (list, tuple):
         raise _refuse(what, "a list or array of numbers", value)
     problem = _first_non_number(value, "", [max_size])
