@@ -95,9 +95,10 @@ class Course:
         """Run an nbgrader command in this course folder (its configuration applies)."""
         return run_nbgrader(list(args), self.root, what)
 
-    def api(self, unsandboxed: bool = False):
+    def api(self, unsandboxed: bool = False, grade_on: str = "own"):
         """nbgrader's Python API on this course (what formgrader uses), for per-student steps;
-        ``unsandboxed``: its HiddenSuiteGrader grades without bubblewrap (course grade --unsandboxed)."""
+        ``unsandboxed``: its HiddenSuiteGrader grades without bubblewrap (course grade --unsandboxed);
+        ``grade_on``: "latest" grades every submission on the latest release version (--version latest)."""
         import copy
 
         from nbgrader.apps.api import NbGraderAPI
@@ -106,9 +107,12 @@ class Course:
         warnings.filterwarnings("ignore", module=r"nbgrader\..*")  # SQLAlchemy noise from nbgrader's own queries
         _alembic_on_path()
         config = self.config
-        if unsandboxed:
+        if unsandboxed or grade_on != "own":
             config = copy.deepcopy(config)
+        if unsandboxed:
             config.HiddenSuiteGrader.unsandboxed = True
+        if grade_on != "own":
+            config.HiddenSuiteGrader.grade_on = grade_on
         return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
     def gradebook_exists(self) -> bool:

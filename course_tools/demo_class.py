@@ -67,7 +67,13 @@ def filled_release(assignment: str) -> nbformat.NotebookNode:
     check_assignment(assignment)
     release = nbformat.read(str(release_notebook(assignment)), as_version=4)
     source = nbformat.read(str(ROOT / "source" / assignment / f"{assignment}.ipynb"), as_version=4)
-    answers = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in source.cells
+    return answered(release, source)
+
+
+def answered(release: nbformat.NotebookNode, answers: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``release`` with each solution cell answered as in ``answers`` (a source or solution notebook,
+    by grade id), what a student who fetched that release and solved it hands in."""
+    answers = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in answers.cells
                if c.metadata.get("nbgrader", {}).get("solution")}
     for cell in release.cells:
         meta = cell.metadata.get("nbgrader", {})

@@ -63,9 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("assignment")
     sub.add_argument("--due", default=None, help="due date, e.g. '2026-12-01 23:59 UTC' (late work loses 10%% "
                                                  "per started day; see nbgrader_config.py)")
-    sub.add_argument("--force", action="store_true",
+    sub.add_argument("--force", "--yes", action="store_true", dest="force",
                      help="release even though an earlier assignment still accepts late work that earns points "
-                          "(this release contains that assignment's reference solution)")
+                          "(this release contains that assignment's reference solution), or though it makes a new "
+                          "version of a release students may hold (it says first what changes for them)")
 
     sub = command("collect", "collect submissions from the exchange into submitted/")
     sub.add_argument("assignment")
@@ -86,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--unsandboxed", action="store_true",
                      help="grade without bubblewrap (not recommended: the submissions' code can then read every "
                           "world-readable file; it is still limited and killed through a cgroup, which needs root)")
+    sub.add_argument("--version", choices=["own", "latest"], default="own",
+                     help="which release version each submission is graded against: 'own' (default: the one its "
+                          "locked cells match, with that version's tasks and points) or 'latest' (shows the "
+                          "consequences first and stores nothing without --yes)")
+    sub.add_argument("--yes", action="store_true", help="with --version latest: store the scores")
 
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
@@ -159,7 +165,7 @@ def _run(args) -> int:
         if args.workers < 1:
             raise CourseError("--workers must be at least 1")
         return instructor.grade(course, args.assignment, args.student, args.workers, args.scheduler, args.fresh,
-                                args.timeout, unsandboxed=args.unsandboxed)
+                                args.timeout, unsandboxed=args.unsandboxed, version=args.version, yes=args.yes)
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":

@@ -7,6 +7,7 @@ parallel, a summary table, and errors that say what to do next.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime
 import tempfile
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
-from .. import inbound
+from .. import inbound, release_versions
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
 from ..grading.fanout import Job, grade_jobs
@@ -23,6 +24,7 @@ from ..build import release_notebook
 from ..grading.results import ResultStore
 from ..grading.settings import GradingSettings
 from ..terminal import printable
+from . import versions
 from .table import format_table, points
 
 
@@ -89,7 +91,7 @@ def _register(course: Course, assignment: str) -> None:
                                 f"--CourseDirectory.release_directory={scratch}",
                                 what=f"registering {assignment} in the gradebook")
         for fresh in sorted((Path(scratch) / assignment).glob("*.ipynb")):
-            released = release_notebook(assignment).parent / fresh.name
+            released = versions.release_folder(course, assignment) / fresh.name
             if not released.exists() or _cells(fresh) != _cells(released):
                 raise CourseError(f"assignments/{assignment}/{fresh.name} is older than source/{assignment}: "
                                   f"run `course build {assignment}` first")
@@ -165,16 +167,20 @@ def release(course: Course, assignment: str, due: str | None, force: bool = Fals
         raise CourseError(f"not releasing {assignment}: it would reveal the solution of an assignment that still "
                           f"accepts late work (see the warning above). Release it later, or now with "
                           f"`course release {assignment} --force`")
+    versions.check_new_version(course, assignment, _uncollected(course, assignment, set()), force, _say)
     _say(f"registering {assignment} in the gradebook ...")
     _register(course, assignment)
     if due is not None:
         with course.gradebook() as gradebook:
             gradebook.update_or_create_assignment(assignment, duedate=parse_due(due))
+    version = release_versions.record(course.root, assignment, versions.release_folder(course, assignment))
     course.nbgrader_or_fail("release_assignment", assignment, "--force", what=f"releasing {assignment}")
+    outbound = course.exchange / course.course_id / "outbound" / assignment
+    release_versions.label_notebooks(outbound, version)
     with course.gradebook() as gradebook:
         duedate = gradebook.find_assignment(assignment).duedate
     when = f"due {duedate:%Y-%m-%d %H:%M} UTC" if duedate else f"no due date: course release {assignment} --due ..."
-    _say(f"released {assignment} to {course.exchange}/{course.course_id}/outbound/{assignment} ({when})")
+    _say(f"released {assignment} {version.label} to {outbound} ({when})")
     return 0
 
 
@@ -236,7 +242,8 @@ def _late_text(seconds: float) -> str:
 
 # ---------------------------------------------------------------------------------- grade
 def grade(course: Course, assignment: str, students: list[str] | None, workers: int, scheduler: str | None,
-          fresh: bool, timeout: int | None, progress: bool = True, unsandboxed: bool = False) -> int:
+          fresh: bool, timeout: int | None, progress: bool = True, unsandboxed: bool = False,
+          version: str = "own", yes: bool = False) -> int:
     check_assignment(assignment)
     course.gradebook()  # fails early, saying what to do, when nothing was released
     collected = course.submitted_students(assignment)
@@ -249,17 +256,19 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     if not collected:
         raise CourseError(f"no submissions of {assignment} in {course.folder('submitted')}: "
                           f"run `course collect {assignment}` first")
-    settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout)
+    settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
+                                       course_root=course.root, grade_on=version)
     store = ResultStore(course.root)
     if fresh:
         store.clear(assignment)
-    notebooks = [p.name for p in sorted(release_notebook(assignment).parent.glob("*.ipynb"))]
+    released = versions.release_folder(course, assignment)
+    notebooks = [p.name for p in sorted(released.glob("*.ipynb"))]
     jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
             for student in collected for name in notebooks
             if (course.folder("submitted") / student / assignment / name).exists()]
     # The blank release too (once; untouched submissions share its result): `course report` flags
     # a hidden check that a blank release passes.
-    jobs += [Job(BLANK_RELEASE, assignment, release_notebook(assignment).parent / name) for name in notebooks]
+    jobs += [Job(BLANK_RELEASE, assignment, released / name) for name in notebooks]
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
     _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
     started = time.perf_counter()
@@ -271,11 +280,21 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     for job, why in fanout.failed:
         if job.student != BLANK_RELEASE:
             grading_errors.setdefault(job.student, f"{job.notebook.name}: {why}")
+    suites_seconds = time.perf_counter() - started
+    if version == "latest" and not yes:
+        # The consequences first: nothing reaches the gradebook until the instructor agrees.
+        own = dataclasses.replace(settings, grade_on="own")
+        grade_jobs([j for j in jobs if j.student != BLANK_RELEASE], store, own, workers=workers,
+                   scheduler=scheduler, progress=progress)
+        _say(versions.latest_consequences(course, assignment, [j for j in jobs if j.student != BLANK_RELEASE],
+                                          store, own, settings))
+        _say(f"\nnothing was stored in the gradebook. To store these scores, graded on the latest version: "
+             f"course grade {assignment} --version latest --yes")
+        return 1
     store.set_grading_errors(assignment, grading_errors, [s for s in collected if s not in grading_errors])
 
-    suites_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    api = course.api(unsandboxed=settings.unsandboxed)
+    api = course.api(unsandboxed=settings.unsandboxed, grade_on=version)
     problems = {}
     to_autograde = [student for student in collected if student not in grading_errors]
     for student in tqdm(to_autograde, desc="gradebook", unit="student", disable=not progress):
@@ -467,11 +486,14 @@ def _status_of(course: Course, assignment: str, due) -> int:
         has_feedback = any((course.folder("feedback") / row["student"] / assignment).glob("*.html"))
         state = "not graded" if row["score"] is None else ("manual grading" if row["manual"] else "graded")
         rows.append([row["student"], state, points(row["final"], row["max_score"]), _late_text(row["late_seconds"]),
-                     "yes" if has_feedback else ""])
-    rows += [[student, "submitted, not collected", "-", "", ""] for student in waiting]
-    rows += [[r.student, f"REFUSED at collect: {r.folder}: {r.reason}", "-", "", ""]
+                     "yes" if has_feedback else "", versions.version_of_submission(course, assignment, row["student"])])
+    rows += [[student, "submitted, not collected", "-", "", "", ""] for student in waiting]
+    rows += [[r.student, f"REFUSED at collect: {r.folder}: {r.reason}", "-", "", "", ""]
              for r in inbound.load_refusals(course.root, assignment)]
     _say(f"{assignment}: due {due:%Y-%m-%d %H:%M} UTC" if due else f"{assignment}: no due date")
-    _say(format_table(["student", "state", "final", "late", "feedback"], rows, right={2}) if rows
+    latest = release_versions.latest(course.root, assignment)
+    if latest is not None:
+        _say(f"released version {latest.label} (recorded {latest.manifest['recorded']})")
+    _say(format_table(["student", "state", "final", "late", "feedback", "version"], rows, right={2}) if rows
          else "no submissions yet")
     return 0

@@ -47,7 +47,7 @@ def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, w
     report = FanoutReport()
     todo: dict[str, list[Job]] = {}
     for job in jobs:
-        key = result_key(job.assignment, job.notebook)
+        key = result_key(job.assignment, job.notebook, settings)
         if key is None:
             report.unreadable += 1
         elif store.get(job.assignment, key) is not None:

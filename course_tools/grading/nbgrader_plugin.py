@@ -21,10 +21,10 @@ from pathlib import Path
 import nbformat
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Integer
+from traitlets import Bool, Enum, Integer
 
-from .results import ResultStore, grading_key
-from .route import is_stored_score
+from .results import ResultStore
+from .route import is_stored_score, result_key
 from .runner import grade_in_process
 from .settings import GradingSettings
 from ..terminal import printable
@@ -40,6 +40,9 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
                               "time budgets allow)").tag(config=True)
     unsandboxed = Bool(False, help="Grade without bubblewrap (the worker then sees the machine's world-readable "
                                    "files; only resource limits and a cgroup contain it)").tag(config=True)
+    grade_on = Enum(["own", "latest"], "own", help="Which release version a submission is graded against: "
+                    "'own' (the one its locked cells match) or 'latest' (course grade --version latest)"
+                    ).tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader", {})
@@ -55,7 +58,7 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             if not (meta.get("grade") and not meta.get("solution") and cell.cell_type == "code"):
                 continue
             graded = result["tasks"].get(meta.get("grade_id"))
-            cell.outputs = self._outputs(meta.get("grade_id"), graded, result)
+            cell.outputs = self._outputs(meta.get("grade_id"), graded, result, float(meta.get("points", 0)))
             cell.execution_count = None
         return nb, resources
 
@@ -64,22 +67,35 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         # (a submitted folder may hold anything, a planted nbgrader_config.py included).
         return Path(CourseDirectory(config=self.config).root).resolve()
 
+    def _submitted(self, assignment, notebook, student) -> Path | None:
+        """The collected notebook itself: nbgrader hands this step a copy whose locked cells it has
+        already replaced with the gradebook's (the latest release's), which would hide the release
+        version the student worked on."""
+        if not (assignment and notebook and student):
+            return None
+        coursedir = CourseDirectory(config=self.config)
+        path = Path(coursedir.format_path(coursedir.submitted_directory, student, assignment)) / f"{notebook}.ipynb"
+        return path if path.is_file() and not path.is_symlink() else None
+
     def _grade(self, nb, assignment, notebook, student) -> dict:
         store = ResultStore(self._course_root())
-        key = grading_key(assignment, nb)
-        stored = store.get(assignment, key)
-        if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
-            if student:
-                store.remember(assignment, student, key)
-            return stored
         # This configuration's own options win over the environment's (settings.py).
         settings = GradingSettings.current(unsandboxed=True if self.unsandboxed else None,
-                                           notebook_seconds=self.timeout or None)
+                                           notebook_seconds=self.timeout or None, course_root=self._course_root(),
+                                           grade_on=self.grade_on)
         with tempfile.TemporaryDirectory(prefix="course-grade-") as scratch:
-            path = Path(scratch) / f"{notebook}.ipynb"
-            nbformat.write(nb, str(path))
+            path = self._submitted(assignment, notebook, student)
+            if path is None:
+                path = Path(scratch) / f"{notebook}.ipynb"
+                nbformat.write(nb, str(path))
+            key = result_key(assignment, path, settings)
+            stored = store.get(assignment, key)
+            if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
+                if student:
+                    store.remember(assignment, student, key)
+                return stored
             result = grade_in_process(assignment, path, settings)
-        if is_stored_score(result):
+        if key is not None and is_stored_score(result):
             store.put(assignment, key, result)
             if student:
                 store.remember(assignment, student, key)
@@ -105,11 +121,14 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             self.log.error("could not remove the ungraded submission of %s/%s: %s", student, assignment, err)
 
     @staticmethod
-    def _outputs(task_id: str, graded: dict | None, result: dict) -> list:
+    def _outputs(task_id: str, graded: dict | None, result: dict, cell_points: float) -> list:
+        version = result.get("version") or {}
+        if graded is None and version:  # a task the graded release version does not have
+            return _excused_outputs(task_id, result, cell_points)
         if graded is None:
             message = result.get("fatal") or "no hidden checks for this cell"
             return [nbformat.v4.new_output("error", ename="NotGraded", evalue=message, traceback=[message])]
-        text = feedback_text(task_id, graded)
+        text = version_note(result) + feedback_text(task_id, graded)
         if result.get("cell_errors"):
             text += "Cells that raised while your notebook ran:\n" + "".join(
                 f"  {e}\n" for e in result["cell_errors"][:10])
@@ -117,11 +136,45 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             text += ("Not run for grading (they only demonstrate, nothing graded depends on them): "
                      + ", ".join(result["not_run"]) + "\n")
         outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-        if graded["score"] <= 0:
-            outputs.append(nbformat.v4.new_output("error", ename="HiddenChecksFailed",
-                                                  evalue=f"0 / {graded['points']:g} points",
-                                                  traceback=["No hidden check of this task passed."]))
-        elif graded["score"] < graded["points"]:
-            outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(graded["score"])},
-                                                  execution_count=None))
-        return outputs
+        # The release graded against may give the task other points than the gradebook's cell
+        # (the latest release's): the same fraction of the cell's points.
+        fraction = graded["score"] / graded["points"] if graded["points"] else 0.0
+        return outputs + _score_outputs(fraction, cell_points, f"{graded['score']:g} / {graded['points']:g} points")
+
+
+def version_note(result: dict) -> str:
+    """The line above the feedback saying which release was graded, when it is not the latest."""
+    version = result.get("version") or {}
+    if not version or version["graded"] == version["own"] == version["latest"]:
+        return ""
+    if version["graded"] != version["latest"]:
+        return (f"Graded against release {version['graded']} of {result['assignment']}, the one you worked on "
+                f"(the latest is {version['latest']}): its tasks and points.\n")
+    return (f"Graded against the latest release {version['latest']} of {result['assignment']} (you worked on "
+            f"{version['own']}), as your instructor chose.\n")
+
+
+def _score_outputs(fraction: float, cell_points: float, what: str) -> list:
+    """The outputs nbgrader's SaveAutoGrades reads as ``fraction`` of the cell's points: none for
+    full marks, an error for none, the score as the cell's result for part."""
+    if fraction <= 0:
+        return [nbformat.v4.new_output("error", ename="HiddenChecksFailed", evalue=what,
+                                       traceback=["No hidden check of this task passed."])]
+    if fraction < 1:
+        return [nbformat.v4.new_output("execute_result", data={"text/plain": repr(round(fraction * cell_points, 4))},
+                                       execution_count=None)]
+    return []
+
+
+def _excused_outputs(task_id: str, result: dict, cell_points: float) -> list:
+    """A task of the gradebook (the latest release) that the release the student worked on did not
+    have: nbgrader keeps one points total per assignment, so it counts at the student's rate on the
+    tasks they had, and the assignment's percentage is that of their own release."""
+    tasks = result["tasks"].values()
+    total = sum(t["points"] for t in tasks)
+    fraction = sum(t["score"] for t in tasks) / total if total else 0.0
+    text = (version_note(result) + f"{task_id} was not part of release {result['version']['graded']}, which was "
+            f"graded: it is not graded for you. Its {cell_points:g} points count at your rate on the tasks you had "
+            f"({100 * fraction:.0f}%), so this assignment's percentage is the one you earned on your release.\n")
+    return [nbformat.v4.new_output("stream", name="stdout", text=text),
+            *_score_outputs(fraction, cell_points, f"{100 * fraction:.0f}% of the tasks of your release")]

@@ -49,21 +49,27 @@ def bundle_fingerprint(root: Path = ROOT) -> str:
     return digest.hexdigest()[:16]
 
 
-def grading_key(assignment: str, submitted: nbformat.NotebookNode, release_path: Path | None = None) -> str:
-    """The key of a submitted notebook (see the module docstring)."""
+def grading_key(assignment: str, submitted: nbformat.NotebookNode, release_path: Path | None = None,
+                extra: dict | None = None) -> str:
+    """The key of a submitted notebook (see the module docstring); ``extra``: what else the result
+    depends on (the release version graded against, route.result_key)."""
     release_path = release_path or release_notebook(assignment)
     release = nbformat.read(str(release_path), as_version=4)
     program = program_cells(submitted, release)
-    payload = json.dumps({"assignment": assignment, "program": program, "bundle": bundle_fingerprint(),
-                          "release": hashlib.sha256(release_path.read_bytes()).hexdigest()}, sort_keys=True)
+    payload = {"assignment": assignment, "program": program, "bundle": bundle_fingerprint(),
+               "release": hashlib.sha256(release_path.read_bytes()).hexdigest()}
+    if extra:
+        payload["extra"] = extra
+    payload = json.dumps(payload, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def key_of_file(assignment: str, notebook: Path, release_path: Path | None = None) -> str | None:
+def key_of_file(assignment: str, notebook: Path, release_path: Path | None = None,
+                extra: dict | None = None) -> str | None:
     """The key of the notebook at ``notebook``; None when it is not a readable notebook (such a file
     is graded on the spot, where its problem becomes the student's feedback)."""
     try:
-        return grading_key(assignment, read_notebook(Path(notebook)), release_path)
+        return grading_key(assignment, read_notebook(Path(notebook)), release_path, extra)
     except StudentError:
         return None
 

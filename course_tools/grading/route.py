@@ -40,19 +40,39 @@ def time_limit(assignment: str, settings: GradingSettings) -> int:
     return settings.time_limit(len(graded_tasks(release_notebook(assignment))))
 
 
-def result_key(assignment: str, notebook: Path) -> str | None:
-    """The key a grading of ``notebook`` is stored under (None: not a readable notebook)."""
-    return key_of_file(assignment, notebook)
+def result_key(assignment: str, notebook: Path, settings: GradingSettings | None = None) -> str | None:
+    """The key a grading of ``notebook`` with ``settings`` is stored under (None: not a readable
+    notebook). It names the release version graded against (target.py); a notebook that matches
+    no version gets a key of its own, so that grading it reports why."""
+    from ..release_versions import VersionError
+    from .target import target_of
+
+    try:
+        target = target_of(assignment, Path(notebook), settings or GradingSettings())
+    except VersionError as err:
+        return key_of_file(assignment, notebook, extra={"version_error": str(err)})
+    return key_of_file(assignment, notebook, target.release_notebook, extra=target.version)
 
 
 def grade_one(assignment: str, notebook: Path, settings: GradingSettings, release_notebook: Path | None = None,
               suite_dir: Path | None = None) -> dict:
-    """Grade one notebook with its hidden suite, in this process. Never raises: the student's
-    failures are in the scores, the grader's own in ``grading_error``."""
+    """Grade one notebook with its hidden suite, in this process, against the release version
+    the notebook belongs to (target.py; ``release_notebook`` given: against that release). Never
+    raises: the student's failures are in the scores, the grader's own in ``grading_error``, and so
+    is a notebook that matches no release version (with the reason)."""
+    from ..release_versions import VersionError
     from .suite import run_suite
+    from .target import Target, target_of
 
     try:
-        return run_suite(assignment, Path(notebook), release_notebook, suite_dir=suite_dir, settings=settings)
+        target = Target() if release_notebook is not None else target_of(assignment, Path(notebook), settings)
+        result = run_suite(assignment, Path(notebook), release_notebook or target.release_notebook,
+                           suite_dir=suite_dir, settings=settings, student_lib=target.course_lib)
+        if target.version:
+            result["version"] = target.version
+        return result
+    except VersionError as err:
+        return grading_error(assignment, f"not graded against any release: {err}")
     except BaseException as err:  # noqa: BLE001 - the grader's own failure: a grading error
         if isinstance(err, KeyboardInterrupt):
             raise

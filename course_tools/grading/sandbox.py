@@ -194,19 +194,29 @@ class JobFolder:
     """
 
     def __init__(self, assignment: str, cells: list[dict], cell_timeout: int, account: Account | None,
-                 wall_factor: float = 4.0):
+                 wall_factor: float = 4.0, course_lib: Path | None = None):
+        """``course_lib``: the student course_lib to give the worker (default: the release's in assignments/)."""
         from ..build import release_notebook
 
         self.path = Path(tempfile.mkdtemp(prefix="course-job-"))
         os.chmod(self.path, 0o711)
         self.ro = self.path / "ro"
         self.ro.mkdir(mode=0o755)
-        course_lib = release_notebook(assignment).parent / "course_lib"
+        current = release_notebook(assignment).parent / "course_lib"
+        course_lib = course_lib or current
         if not (course_lib / "__init__.py").is_file():
             raise SandboxUnavailable(f"the release of {assignment} has no student-facing course_lib at {course_lib}: "
                                      f"run `course build {assignment}`")
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         shutil.copytree(course_lib, self.ro / "course_lib", ignore=ignore)
+        if course_lib != current and current.is_dir():
+            # An earlier release version's course_lib: today's worker may import modules added since
+            # (course_lib.host, say). Only files that release lacked are added; its own stay as they were.
+            for path in current.rglob("*.py"):
+                target = self.ro / "course_lib" / path.relative_to(current)
+                if "__pycache__" not in path.parts and not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(path, target)
         shutil.copytree(WORKER_PACKAGE, self.ro / "grading_worker", ignore=ignore)
         (self.ro / "job.json").write_text(json.dumps({"cells": cells, "cell_timeout": cell_timeout,
                                                          "wall_factor": wall_factor}))

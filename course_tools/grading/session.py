@@ -127,15 +127,19 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
 class StudentSession:
     def __init__(self, assignment: str, notebook: Path, release_notebook: Path | None = None, cell_timeout: int = 60,
                  call_timeout: int = 30, load_timeout: int | None = None, limits: sandbox.Limits | None = None,
-                 task_seconds: float | None = None, settings: GradingSettings | None = None):
+                 task_seconds: float | None = None, settings: GradingSettings | None = None,
+                 student_lib: Path | None = None):
         """``settings`` (default: the environment's now) says how to grade; the other keywords
-        override single settings (the tests' short limits)."""
+        override single settings (the tests' short limits). ``student_lib``: the course_lib the
+        worker imports (default: the bundle's release of the assignment; target.py gives a release
+        version's)."""
         if assignment not in tasks.ASSIGNMENTS:
             raise ValueError(f"unknown assignment {assignment!r}")
         settings = settings or GradingSettings.current()
         self.assignment = assignment
         self.notebook = Path(notebook)
         self.release_notebook = release_notebook or build.release_notebook(assignment)
+        self.student_lib = student_lib
         self.cell_timeout, self.call_timeout = cell_timeout, call_timeout
         self.load_timeout = load_timeout or settings.load_seconds
         self.limits = limits or settings.limits
@@ -221,7 +225,7 @@ class StudentSession:
             self.account = sandbox.grading_account()
             if self.job is None:
                 self.job = sandbox.JobFolder(self.assignment, self.cells, self.cell_timeout, self.account,
-                                             self.limits.wall_factor)
+                                             self.limits.wall_factor, course_lib=self.student_lib)
             if self.kind == "unsandboxed":
                 self.job.fresh_work_folder(self.account)
             self.cgroup = (Cgroup(self.limits.processes, self.limits.cgroup_memory_bytes, self.limits.cpus)
@@ -413,6 +417,8 @@ class StudentSession:
                 timeout: float | None = None, what: str | None = None):
         options = dict(options or {})
         lent = self.lend(self.current_task) if self.lend else None
+        if lent and self.student_lib is not None:  # an earlier release's course_lib may lack a lent class
+            lent = {target: {**spec, "optional": True} for target, spec in lent.items()}
         if lent:
             options["substitutes"] = {**lent, **(options.get("substitutes") or {})}
         functions, self._offered = self._offered, {}

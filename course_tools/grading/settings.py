@@ -37,6 +37,9 @@ MACHINE_VARIABLES = ("COURSE_GRADER_USER", "COURSE_GRADER_NO_BWRAP", "COURSE_GRA
                      "COURSE_LIB_DEVICE", "COURSE_LIB_NO_MALLOPT")
 
 
+GRADE_ON = ("own", "latest")
+
+
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "yes", "true")
 
@@ -54,12 +57,24 @@ class GradingSettings:
     # (the grading account, bubblewrap off for the tests, the device): a fork server started
     # earlier gets them from here rather than from the environment it started with.
     machine: dict = field(default_factory=dict)
+    # The course folder whose release versions a submission is graded against (target.py), and
+    # which version: "own" (the one its locked cells match) or "latest" (course grade --version
+    # latest). None: the bundle's own release in assignments/, without versions.
+    course_root: str | None = None
+    grade_on: str = "own"
+
+    def __post_init__(self):
+        if self.grade_on not in GRADE_ON:
+            raise ValueError(f"grade_on must be one of {', '.join(GRADE_ON)}, not {self.grade_on!r}")
 
     @classmethod
     def current(cls, *, unsandboxed: bool | None = None, task_seconds: float | None = None,
-                notebook_seconds: int | None = None) -> "GradingSettings":
-        """The settings of the environment now; an explicit argument (a command's option) wins."""
+                notebook_seconds: int | None = None, course_root=None, grade_on: str = "own") -> "GradingSettings":
+        """The settings of the environment now; an explicit argument (a command's option) wins.
+        The course folder: ``course_root``, else $COURSE_DIR (as the `course` command finds it)."""
+        course_root = course_root or os.environ.get("COURSE_DIR") or None
         return cls(
+            course_root=str(course_root) if course_root else None, grade_on=grade_on,
             task_seconds=float(task_seconds or sandbox._setting("COURSE_GRADER_TASK_SECONDS", TASK_SECONDS)),
             unsandboxed=_flag("COURSE_GRADER_UNSANDBOXED") if unsandboxed is None else bool(unsandboxed),
             notebook_seconds=int(notebook_seconds) if notebook_seconds else None,

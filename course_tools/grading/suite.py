@@ -108,13 +108,25 @@ class _Recorder:
     comes from the grader itself: it becomes a grading error, as does a check that skips or a
     fixture that fails; none of them is a failed check."""
 
-    def __init__(self, session: StudentSession):
+    def __init__(self, session: StudentSession, only_tasks: set[str] | None = None):
         self.session = session
+        self.only_tasks = only_tasks
         self.records: list[dict] = []
         self.grading_errors: list[str] = []
 
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "task(task_id, weight=1.0): the task a hidden check grades")
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        # An earlier release version grades only the tasks it had (target.py): today's suite may
+        # check tasks added since, which its students never saw.
+        if self.only_tasks is None:
+            return
+        keep = [i for i in items if not i.get_closest_marker("task") or i.get_closest_marker("task").args[0]
+                in self.only_tasks]
+        if len(keep) != len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+            items[:] = keep
 
     def pytest_runtest_setup(self, item):
         marker = item.get_closest_marker("task")
@@ -167,15 +179,18 @@ def _exception_line(call) -> str:
 
 
 def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = None,
-              suite_dir: Path | None = None, **session_options) -> dict:
+              suite_dir: Path | None = None, student_lib: Path | None = None, **session_options) -> dict:
     """Grade one notebook; returns {"tasks": {task: {"points", "score", "checks": [...]}}, ...}, or,
-    when the grader itself failed, {"grading_error": why, "tasks": {}}: nothing to store."""
+    when the grader itself failed, {"grading_error": why, "tasks": {}}: nothing to store.
+    ``student_lib`` (with ``release_notebook``): an earlier release version's course_lib, graded
+    on the tasks of that release only."""
     release_notebook = release_notebook or release_notebook_of(assignment)
     points = graded_tasks(release_notebook)
     suite = Path(suite_dir) if suite_dir else SUITES / assignment
     start = time.perf_counter()
-    with StudentSession(assignment, notebook, release_notebook, **session_options) as session:
-        plugin = _Recorder(session)
+    with StudentSession(assignment, notebook, release_notebook, student_lib=student_lib,
+                        **session_options) as session:
+        plugin = _Recorder(session, set(points) if student_lib is not None else None)
         CURRENT.append(session)
         try:
             if not suite.is_dir():
