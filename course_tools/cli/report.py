@@ -41,6 +41,11 @@ def report(course: Course, assignment: str, csv_path: Path | None = None, quiet:
     page.write_text(result.html())
     if not quiet:
         _say(result.summary())
+    from .versions import mixed_versions_note
+
+    mixed = mixed_versions_note(course, assignment)
+    if mixed:
+        _say(f"\n{mixed}")
     _say(f"\nreport: {page}")
     if csv_path is not None:
         rows = result.write_csv(csv_path)

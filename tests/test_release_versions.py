@@ -1,0 +1,210 @@
+"""Release versions: a submission is graded against the release its student fetched.
+
+The earlier release is this repository's own history: commit EARLIER, before the setup helper
+``_axes_tuple`` of 01 was renamed and before 05 gained the tasks maxpool_mask and pool_col2im (a
+commit whose releases were generated from its own source, so `course release` accepts them). A
+student who fetched it and solved it hands in its release notebook with the solution cells of
+that commit's worked solutions (demo_class.answered). Today's bundle grades it: through
+`course grade` (nbgrader's path) for 01, through the one route for 05; and the release warning,
+status and feedback say which version is which.
+"""
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.utils import determine_grade
+
+from conftest import gradebook_task_scores
+from course_tools import release_versions
+from course_tools.build import ROOT, release_notebook
+from course_tools.cli import main as course
+from course_tools.course_dir import Course
+from course_tools.demo_class import DemoClass, Persona, answered
+from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader
+from course_tools.grading.route import grade_one
+from course_tools.grading.settings import GradingSettings
+from course_tools.grading.suite import graded_tasks
+
+EARLIER = "6d5b3f32853267853fcdb1c3da59ce9a34832549"  # releases and solutions generated from their source, before 1985c19 renamed _axes_tuple
+
+
+@pytest.fixture(scope="module")
+def earlier(tmp_path_factory) -> Path:
+    """source/, assignments/ and solutions/ of 01 and 05 at EARLIER, from this repository's history."""
+    out = tmp_path_factory.mktemp("earlier")
+    paths = [f"{top}/{a}" for top in ("source", "assignments", "solutions") for a in ("01_forward_ops",
+                                                                                     "05_pooling_backward")]
+    archive = subprocess.run(["git", "archive", EARLIER, *paths], cwd=ROOT, capture_output=True)
+    if archive.returncode != 0:
+        pytest.skip(f"commit {EARLIER[:7]} is not in this clone's history (a shallow clone?): "
+                    f"{archive.stderr.decode()[:200]}")
+    tarfile.open(fileobj=io.BytesIO(archive.stdout)).extractall(out)
+    return out
+
+
+def solved(earlier: Path, assignment: str, label: str | None = "v1") -> nbformat.NotebookNode:
+    """What a student who fetched the earlier release (labelled ``label``) and solved it hands in."""
+    release = nbformat.read(str(earlier / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+    if label:
+        release.metadata.setdefault("course", {})["release_version"] = label
+    return answered(release, nbformat.read(str(earlier / "solutions" / assignment / f"{assignment}.ipynb"),
+                                           as_version=4))
+
+
+def two_versions(course_root: Path, earlier: Path, assignment: str):
+    v1 = release_versions.record(course_root, assignment, earlier / "assignments" / assignment)
+    v2 = release_versions.record(course_root, assignment, release_notebook(assignment).parent)
+    return v1, v2
+
+
+def _write(nb, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+# ---------------------------------------------------------------------------------- versions and matching
+def test_versions_are_recorded_once_read_only_and_checked(tmp_path, earlier):
+    v1, v2 = two_versions(tmp_path, earlier, "01_forward_ops")
+    assert (v1.label, v2.label) == ("v1", "v2") and v1.fingerprint != v2.fingerprint
+    assert release_versions.record(tmp_path, "01_forward_ops", release_notebook("01_forward_ops").parent) == v2
+    assert [v.label for v in release_versions.versions(tmp_path, "01_forward_ops")] == ["v1", "v2"]
+    stored = v1.course_lib / "ops" / "shaping.py"
+    assert "_axes_tuple" in stored.read_text() and not stored.stat().st_mode & 0o222
+    stored.chmod(0o644)
+    stored.write_text(stored.read_text() + "\n# edited\n")
+    with pytest.raises(release_versions.VersionError, match="changed after it was recorded"):
+        v1.verify()
+
+
+def test_submissions_match_their_version_and_nothing_else_is_graded(tmp_path, earlier):
+    """Cheap: every refusal happens before a sandbox starts. Each is a grading error naming why."""
+    two_versions(tmp_path, earlier, "01_forward_ops")
+    settings = GradingSettings.current(course_root=tmp_path)
+    name = "01_forward_ops.ipynb"
+
+    def grade(nb):
+        return grade_one("01_forward_ops", _write(nb, tmp_path / "sub" / name), settings)
+
+    nb = solved(earlier, "01_forward_ops")
+    assert release_versions.match(release_versions.versions(tmp_path, "01_forward_ops"), name, nb).label == "v1"
+
+    edited = solved(earlier, "01_forward_ops")
+    setup = next(c for c in edited.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    setup.source += "\nfrom course_lib.ops import summation as _axes_tuple\n"
+    result = grade(edited)
+    assert result["tasks"] == {} and "matches no release" in result["grading_error"]
+    assert "setup (edited)" in result["grading_error"]
+
+    foreign = nbformat.read(str(release_notebook("02_backward_ops")), as_version=4)
+    result = grade(foreign)
+    assert result["tasks"] == {} and "matches no release of 01_forward_ops" in result["grading_error"]
+
+    contradicting = solved(earlier, "01_forward_ops", label="v2")
+    result = grade(contradicting)
+    assert result["tasks"] == {} and "says it is release v2" in result["grading_error"]
+    assert "those of v1: refused" in result["grading_error"]
+
+
+def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():
+    """nbgrader keeps one points total per assignment: a task added by a later release is neither a
+    zero nor free points for a student of the earlier one (nbgrader's own determine_grade reads it)."""
+    result = {"assignment": "05_pooling_backward", "version": {"graded": "v1", "own": "v1", "latest": "v2",
+                                                               "policy": "own"},
+              "tasks": {"maxpool_forward": {"points": 2.0, "score": 2.0, "checks": []},
+                        "avgpool_forward": {"points": 2.0, "score": 1.0, "checks": []}}}
+    cell = nbformat.v4.new_code_cell("", metadata={"nbgrader": {"grade": True, "solution": False, "points": 4,
+                                                                "grade_id": "maxpool_mask"}})
+    cell.outputs = HiddenSuiteGrader._outputs("maxpool_mask", None, result, 4.0)
+    assert determine_grade(cell) == (3.0, 4.0)  # 3 of the 4 points of the tasks v1 had: 75%
+    assert "not part of release v1" in cell.outputs[0]["text"]
+    # points changed between versions: the same fraction of the gradebook's points
+    graded = {"points": 2.0, "score": 1.0, "checks": []}
+    cell.metadata.nbgrader.update(grade_id="avgpool_forward", points=3)
+    cell.outputs = HiddenSuiteGrader._outputs("avgpool_forward", graded, result, 3.0)
+    assert determine_grade(cell) == (1.5, 3.0)
+    assert "Graded against release v1 of 05_pooling_backward" in cell.outputs[0]["text"]
+
+
+# ---------------------------------------------------------------------------------- real grading
+@pytest.mark.slow
+def test_tasks_added_later_are_not_graded_for_a_submission_of_the_earlier_release(tmp_path, earlier):
+    """05 at EARLIER had no maxpool_mask or pool_col2im (today's release has): its worked solution
+    keeps full marks on its own tasks, graded by today's hidden suites in the sandbox."""
+    two_versions(tmp_path, earlier, "05_pooling_backward")
+    notebook = _write(solved(earlier, "05_pooling_backward"), tmp_path / "sub" / "05_pooling_backward.ipynb")
+    result = grade_one("05_pooling_backward", notebook, GradingSettings.current(course_root=tmp_path))
+    assert result["grading_error"] is None, result["grading_error"]
+    v1_tasks = graded_tasks(earlier / "assignments" / "05_pooling_backward" / "05_pooling_backward.ipynb")
+    assert {"maxpool_mask", "pool_col2im"} <= set(graded_tasks(release_notebook("05_pooling_backward")))
+    assert {t: r["points"] for t, r in result["tasks"].items()} == v1_tasks
+    assert {t: r["score"] for t, r in result["tasks"].items()} == v1_tasks
+    assert result["version"] == {"graded": "v1", "own": "v1", "latest": "v2", "policy": "own"}
+
+
+def _point_course_at(folder: Path, release_root: Path, source_root: Path) -> None:
+    config = folder / "nbgrader_config.py"
+    config.write_text(config.read_text() + f'\nc.CourseDirectory.source_directory = r"{source_root}"\n'
+                                           f'c.CourseDirectory.release_directory = r"{release_root}"\n')
+
+
+@pytest.mark.slow
+def test_a_renamed_helper_costs_students_of_the_earlier_release_nothing(tmp_path, earlier, capsys):
+    """01 released from EARLIER; ada and ben fetch and solve it. The instructor then releases today's
+    01 (the setup cell's `_axes_tuple` renamed): the release lists them and the name, and refuses
+    without --force. `course grade` (nbgrader's path) gives both full marks on v1; status and
+    feedback say v1."""
+    assignment = "01_forward_ops"
+    releases, sources = tmp_path / "releases", tmp_path / "sources"
+    shutil.copytree(earlier / "assignments" / assignment, releases / assignment)
+    shutil.copytree(earlier / "source" / assignment, sources / assignment)
+    demo = DemoClass(tmp_path / "class", assignment)
+    folder = str(demo.course_dir)
+    assert course(["init", folder, "--course-id", "demo", "--exchange", str(demo.exchange)]) == 0
+    _point_course_at(demo.course_dir, releases, sources)
+    assert course(["release", assignment, "--course", folder]) == 0
+    assert "released 01_forward_ops v1" in capsys.readouterr().out
+    for student in ("ada", "ben"):
+        assert demo.fetch(student) == 0
+        fetched = demo.home(student) / assignment / f"{assignment}.ipynb"
+        assert release_versions.claimed_label(nbformat.read(str(fetched), as_version=4)) == "v1"
+        work = answered(nbformat.read(str(fetched), as_version=4),
+                        nbformat.read(str(earlier / "solutions" / assignment / f"{assignment}.ipynb"), as_version=4))
+        assert demo.submit(Persona(student, "solves v1", lambda _, work=work: work)) == 0
+
+    shutil.rmtree(releases / assignment)
+    shutil.rmtree(sources / assignment)
+    shutil.copytree(release_notebook(assignment).parent, releases / assignment)
+    shutil.copytree(ROOT / "source" / assignment, sources / assignment)
+    capsys.readouterr()
+    assert course(["release", assignment, "--course", folder]) == 2
+    captured = capsys.readouterr()
+    assert "_axes_tuple" in captured.out and "the earlier notebook uses it in setup" in captured.out
+    assert "ada: submitted, not collected yet" in captured.out and "ben: submitted, not collected yet" in captured.out
+    assert "--force" in captured.err
+    outbound = demo.exchange / "demo" / "outbound" / assignment / f"{assignment}.ipynb"
+    assert release_versions.claimed_label(nbformat.read(str(outbound), as_version=4)) == "v1"  # nothing replaced
+    assert course(["release", assignment, "--course", folder, "--yes"]) == 0
+    assert release_versions.claimed_label(nbformat.read(str(outbound), as_version=4)) == "v2"
+
+    assert course(["collect", assignment, "--course", folder]) == 0
+    assert course(["grade", assignment, "--course", folder, "--workers", "2"]) == 0
+    points = graded_tasks(releases / assignment / f"{assignment}.ipynb")
+    with Course(demo.course_dir).gradebook() as gradebook:
+        scores = gradebook_task_scores(gradebook, assignment, points)
+    for student in ("ada", "ben"):
+        assert scores[student] == points, student  # forward_summation 3 of 3: `_axes_tuple` was there in v1
+    capsys.readouterr()
+    assert course(["status", assignment, "--course", folder]) == 0
+    out = capsys.readouterr().out
+    assert "released version v2" in out and out.count(" v1") >= 2
+    autograded = demo.course_dir / "autograded" / "ada" / assignment / f"{assignment}.ipynb"
+    text = "".join(o.get("text", "") for c in nbformat.read(str(autograded), as_version=4).cells
+                   for o in c.get("outputs", []))
+    assert "Graded against release v1 of 01_forward_ops, the one you worked on (the latest is v2)" in text
