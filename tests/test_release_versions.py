@@ -208,3 +208,15 @@ def test_a_renamed_helper_costs_students_of_the_earlier_release_nothing(tmp_path
     text = "".join(o.get("text", "") for c in nbformat.read(str(autograded), as_version=4).cells
                    for o in c.get("outputs", []))
     assert "Graded against release v1 of 01_forward_ops, the one you worked on (the latest is v2)" in text
+
+    # The other policy: on the latest version ada's v1 code calls the renamed `_axes_tuple`. The
+    # consequences are shown, and nothing reaches the gradebook without --yes.
+    capsys.readouterr()
+    assert course(["grade", assignment, "--course", folder, "--student", "ada", "--version", "latest"]) == 1
+    out = capsys.readouterr().out
+    assert "nothing was stored in the gradebook" in out
+    row = next(line for line in out.splitlines() if line.startswith("ada "))
+    full = f"{sum(points.values()):g} / {sum(points.values()):g}"
+    assert row.count(full) == 1 and "v1" in row, row  # full marks on v1, fewer on v2
+    with Course(demo.course_dir).gradebook() as gradebook:
+        assert gradebook_task_scores(gradebook, assignment, points) == scores
