@@ -163,12 +163,19 @@ def record(course_root: Path, assignment: str, release_folder: Path, now: dateti
     return Version(assignment, label, target, manifest)
 
 
-def label_notebooks(folder: Path, version: Version) -> None:
-    """Write the version's label into the metadata of the notebooks in ``folder`` (the outbound copy)."""
+def label_notebooks(folder: Path, version: Version) -> list[str]:
+    """Write the version's label into the metadata of the notebooks in ``folder`` (the outbound
+    copy); returns what could not be labelled. Grading matches the cells, so an unlabelled
+    notebook is still graded against its version (unless its cells fit several alike)."""
+    problems = []
     for path in folder.glob("*.ipynb"):
-        nb = nbformat.read(str(path), as_version=4)
-        nb.metadata.setdefault("course", {})[LABEL_KEY] = version.label
-        nbformat.write(nb, str(path))
+        try:
+            nb = nbformat.read(str(path), as_version=4)
+            nb.metadata.setdefault("course", {})[LABEL_KEY] = version.label
+            nbformat.write(nb, str(path))
+        except OSError as err:
+            problems.append(f"{path}: {err.strerror or err}")
+    return problems
 
 
 def claimed_label(nb) -> str | None:

@@ -176,7 +176,9 @@ def release(course: Course, assignment: str, due: str | None, force: bool = Fals
     version = release_versions.record(course.root, assignment, versions.release_folder(course, assignment))
     course.nbgrader_or_fail("release_assignment", assignment, "--force", what=f"releasing {assignment}")
     outbound = course.exchange / course.course_id / "outbound" / assignment
-    release_versions.label_notebooks(outbound, version)
+    for problem in release_versions.label_notebooks(outbound, version):
+        _say(f"warning: the released notebook carries no version label ({problem}); its cells still say "
+             f"which version it is")
     with course.gradebook() as gradebook:
         duedate = gradebook.find_assignment(assignment).duedate
     when = f"due {duedate:%Y-%m-%d %H:%M} UTC" if duedate else f"no due date: course release {assignment} --due ..."

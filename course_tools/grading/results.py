@@ -6,8 +6,9 @@ the result here instead of grading again. A result is filed under a key made of 
 the outcome depends on:
 
     the assignment, the program the worker runs (session.program_cells: the submission's code
-    cells with locked cells taken from the release), the release notebook, and the grading
-    bundle (autograder/, course_lib/, course_tools/)
+    cells with locked cells taken from the release), the release notebook (the release version
+    graded against, with its label and the policy: route.result_key), and the grading bundle
+    (autograder/, course_lib/, course_tools/)
 
 so a result is only ever reused for exactly the code it graded, under exactly the same hidden
 suites: change a test, the reference library or the grader, and every key changes. A notebook

@@ -3,7 +3,10 @@
     grade_one(assignment, notebook, settings)   grade in this process; never raises
     time_limit(assignment, settings)            how long a launcher lets that process run
     grading_error(assignment, why)              the result of a grading the grader could not do
-    result_key(assignment, notebook)            the key results are stored under (results.py)
+    result_key(assignment, notebook, settings)  the key results are stored under (results.py)
+
+Both grade against the release version the notebook belongs to when ``settings.course_root``
+keeps versions (target.py, course_tools/release_versions.py), so every caller gets it.
 
 Launchers start a process that calls ``grade_one`` and enforce ``time_limit`` on it:
 

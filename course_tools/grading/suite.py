@@ -91,13 +91,9 @@ def expect_worked(array: np.ndarray, expected, name: str, hint: str) -> None:
 
 def graded_tasks(release_notebook: Path) -> dict[str, float]:
     """Autograded test cells of the release: task id -> points."""
-    nb = nbformat.read(str(release_notebook), as_version=4)
-    out = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
-            out[meta["grade_id"]] = float(meta["points"])
-    return out
+    from ..release_versions import graded_tasks as tasks_of
+
+    return tasks_of(nbformat.read(str(release_notebook), as_version=4))
 
 
 class _Recorder:
