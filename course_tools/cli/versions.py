@@ -45,9 +45,27 @@ def holders(course: Course, assignment: str, uncollected: list[str]) -> dict[str
     return found
 
 
+def adopt_unversioned_release(course: Course, assignment: str, say) -> None:
+    """An assignment released before versions were kept: record what the exchange hands out now
+    as v1 before a new release replaces it, so that its students' submissions still match a
+    version (else each would be a grading error once a later version is recorded)."""
+    outbound = course.exchange / course.course_id / "outbound" / assignment
+    if release_versions.versions(course.root, assignment) or not any(outbound.glob("*.ipynb")):
+        return
+    try:
+        adopted = release_versions.record(course.root, assignment, outbound)
+    except (OSError, release_versions.VersionError) as err:
+        say(f"warning: {assignment} was released before release versions were kept, and that release cannot be "
+            f"recorded ({err}): submissions of it will be grading errors naming the reason")
+        return
+    say(f"{assignment} was released before release versions were kept: recorded the release in {outbound} as "
+        f"{adopted.label}")
+
+
 def check_new_version(course: Course, assignment: str, uncollected: list[str], force: bool, say) -> None:
     """Before anything is replaced: when the release differs from the latest stored version, say
     what changes and who submitted an earlier one; without ``force``, refuse (CourseError)."""
+    adopt_unversioned_release(course, assignment, say)
     previous = release_versions.latest(course.root, assignment)
     folder = release_folder(course, assignment)
     try:

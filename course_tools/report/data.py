@@ -21,7 +21,9 @@ from course_lib import tasks
 
 from ..build import release_notebook
 from ..course_dir import Course
-from ..grading.results import ResultStore, key_of_file
+from ..grading.results import ResultStore
+from ..grading.route import result_key
+from ..grading.settings import GradingSettings
 from ..inbound import load_refusals
 from ..grading.suite import graded_tasks
 
@@ -116,12 +118,14 @@ def load(course: Course, assignment: str) -> ClassData:
             records.append(record)
     from ..cli.instructor import BLANK_RELEASE
 
-    # The key each student was last graded with (the bundle may have changed since), else today's.
-    blank_key = store.key_of_student(assignment, BLANK_RELEASE) or key_of_file(assignment, notebook)
+    # The key each student was last graded with (the bundle may have changed since), else today's,
+    # against the release version the notebook belongs to (as `course grade` files it).
+    settings = GradingSettings(course_root=str(course.root))
+    blank_key = store.key_of_student(assignment, BLANK_RELEASE) or result_key(assignment, notebook, settings)
     for record in records:
         path = course.folder("submitted") / record.student / assignment / notebook.name
         key = store.key_of_student(assignment, record.student) or (
-            key_of_file(assignment, path) if path.exists() else None)
+            result_key(assignment, path, settings) if path.exists() else None)
         record.result = store.get(assignment, key)
         record.blank = key is not None and key == blank_key
     errors = store.grading_errors(assignment)
