@@ -1,6 +1,6 @@
 """`course`: the course's one command-line tool (installed with the package).
 
-    instructor   course init | build | student-package | release | collect | grade | feedback | export | status
+    instructor   course init | build | student-package | release | collect | grade | serve | feedback | export | status
     student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
 
@@ -87,6 +87,18 @@ def _parser() -> argparse.ArgumentParser:
                      help="grade without bubblewrap (not recommended: the submissions' code can then read every "
                           "world-readable file; it is still limited and killed through a cgroup, which needs root)")
 
+    sub = command("serve", "the grading service: grade each submission as it reaches the exchange and publish its "
+                           "feedback (the students' Fetch Feedback), under the policy in nbgrader_config.py "
+                           "(c.GradingService); runs until stopped")
+    sub.add_argument("--workers", type=int, default=1, help="submissions graded at once (default 1)")
+    sub.add_argument("--rescan", type=float, default=10, metavar="SECONDS",
+                     help="look through the whole exchange this often, besides its filesystem events (default 10)")
+    sub.add_argument("--once", action="store_true", help="stop once every submission found is graded")
+    sub.add_argument("--timeout", type=int, default=None,
+                     help="seconds one notebook's grading may take in all (default: its time budgets, at most "
+                          "COURSE_GRADER_MAX_NOTEBOOK_SECONDS)")
+    sub.add_argument("--unsandboxed", action="store_true", help="grade without bubblewrap (see course grade)")
+
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", default=None, help="only this student")
@@ -160,6 +172,12 @@ def _run(args) -> int:
             raise CourseError("--workers must be at least 1")
         return instructor.grade(course, args.assignment, args.student, args.workers, args.scheduler, args.fresh,
                                 args.timeout, unsandboxed=args.unsandboxed)
+    if name == "serve":
+        if args.workers < 1:
+            raise CourseError("--workers must be at least 1")
+        from ..service.serve import serve
+
+        return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed)
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":
