@@ -121,10 +121,22 @@ def _engine(db_url: str):
 
 
 class Queue:
-    def __init__(self, db_url: str):
+    def __init__(self, db_url: str, create: bool = True):
         self.engine = _engine(db_url)
         self.postgres = self.engine.dialect.name == "postgresql"
-        metadata.create_all(self.engine, checkfirst=True)
+        if create:
+            metadata.create_all(self.engine, checkfirst=True)
+
+    @classmethod
+    def existing(cls, db_url: str) -> "Queue | None":
+        """The queue of a course whose service has run, else None (nothing is created)."""
+        from sqlalchemy import inspect
+
+        queue = cls(db_url, create=False)
+        if inspect(queue.engine).has_table(submissions.name):
+            return queue
+        queue.close()
+        return None
 
     def close(self) -> None:
         self.engine.dispose()
