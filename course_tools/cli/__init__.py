@@ -98,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="seconds one notebook's grading may take in all (default: its time budgets, at most "
                           "COURSE_GRADER_MAX_NOTEBOOK_SECONDS)")
     sub.add_argument("--unsandboxed", action="store_true", help="grade without bubblewrap (see course grade)")
+    sub.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="grade on the Dask cluster at ADDRESS (tcp://host:8786) instead of this machine; "
+                          "--workers is then how many submissions are sent to it at once")
 
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
@@ -177,7 +180,7 @@ def _run(args) -> int:
             raise CourseError("--workers must be at least 1")
         from ..service.serve import serve
 
-        return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed)
+        return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed, args.scheduler)
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":

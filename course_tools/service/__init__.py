@@ -8,6 +8,7 @@
     policy.py    the instructor's policy per assignment (nbgrader_config.py's c.GradingService)
     worker.py    claims a row, applies the policy, grades it through route.grade_one (pool's
                  fork server), and publishes what the student may see
+    dispatch.py  where one notebook is graded: a process forked here, or a task on a Dask cluster
     pages.py     the feedback pages (checks, scores, pending, not graded yet), all text escaped
     publish.py   puts a page where nbgrader's fetch_feedback finds it (the exchange's feedback/,
                  named by nbgrader's notebook_hash of the submission's secret)

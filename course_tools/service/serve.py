@@ -1,6 +1,6 @@
 """`course serve`: the long-running grading service of one course folder.
 
-    course serve [--workers N] [--rescan S] [--once]
+    course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786]
 
 On start it puts back the rows a dead predecessor held (queue.reclaim), scans the exchange
 (intake.py: nothing submitted while it was down is missed), and then, until stopped, scans
@@ -22,9 +22,10 @@ import statistics
 import threading
 import time
 
-from ..course_dir import Course
+from ..course_dir import Course, CourseError
 from ..grading.settings import GradingSettings
 from . import pages
+from .dispatch import dispatcher
 from .intake import Intake
 from .policy import policy_of
 from .publish import feedback_folder, publish
@@ -46,9 +47,10 @@ def released_assignments(course: Course) -> list[str]:
 
 class Service:
     def __init__(self, course: Course, workers: int, settings: GradingSettings,
-                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS):
+                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None):
         self.course, self.workers, self.settings, self.rescan_seconds = course, max(1, workers), settings, rescan_seconds
         self.queue = Queue(course.db_url)
+        self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
         self.me = claimant()
         self.wake, self.work_ready, self.stop = threading.Event(), threading.Event(), threading.Event()
         self._policies: dict = {}
@@ -111,7 +113,7 @@ class Service:
         return statistics.median(spans) if spans else TYPICAL_GRADING_SECONDS
 
     def _work(self) -> None:
-        worker = Worker(self.course, self.queue, self.settings, self.policy, self.me)
+        worker = Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader)
         while not self.stop.is_set():
             if not worker.work_one():
                 self.work_ready.wait(1.0)
@@ -145,14 +147,18 @@ class Service:
             for thread in threads:
                 thread.join(timeout=5 if not once else None)
             self.queue.close()
+            self.grader.close()
         return 0
 
 
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
-          timeout: int | None = None, unsandboxed: bool = False) -> int:
+          timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout)
-    service = Service(course, workers, settings, rescan_seconds)
+    try:
+        service = Service(course, workers, settings, rescan_seconds, scheduler)
+    except RuntimeError as err:   # no Dask, or its scheduler cannot be reached
+        raise CourseError(str(err)) from err
 
     def _stop(signum, _frame):
         log.info("stopping (signal %d); a grading in progress is put back at the next start", signum)

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..course_dir import Course
-from ..grading.pool import grade_many
 from ..grading.results import ResultStore
 from ..grading.route import is_stored_score, result_key, time_limit
 from ..grading.settings import GradingSettings
@@ -44,8 +43,13 @@ class Worker:
     settings: GradingSettings
     policy_of: callable            # assignment -> Policy
     me: str
+    grader: object = None          # dispatch.Here or dispatch.OnDask; None: Here
 
     def __post_init__(self):
+        if self.grader is None:
+            from .dispatch import Here
+
+            self.grader = Here(self.settings)
         self.store = ResultStore(self.course.root)
         self.feedback = feedback_folder(self.course.exchange, self.course.course_id)
 
@@ -100,7 +104,7 @@ class Worker:
             if not path.is_file():
                 self._grading_error(row, f"{nb}.ipynb is missing from the submission")  # cannot be: intake read it
                 return
-            _, result = next(grade_many([(nb, row.assignment, path)], 1, self.settings))
+            result = self.grader.grade(row.assignment, path)
             if not is_stored_score(result):
                 self._grading_error(row, result.get("grading_error") or "no result")
                 return
