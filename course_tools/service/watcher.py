@@ -13,8 +13,12 @@ log = logging.getLogger("course.serve")
 def watch(folder: Path, wake: threading.Event):
     """Set ``wake`` on every filesystem event under ``folder``; returns the observer (stop() it),
     or None when the folder cannot be watched (the periodic rescan still finds everything)."""
-    from watchdog.events import FileSystemEventHandler
-    from watchdog.observers import Observer
+    try:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+    except ImportError:   # an environment built before the dependency was added
+        log.warning("watchdog is not installed (pip install watchdog): relying on the periodic rescan")
+        return None
 
     class _Wake(FileSystemEventHandler):
         def on_any_event(self, event):
