@@ -7,7 +7,9 @@ survives a restart and is shared by every service process of the course. A row g
 
 ``enqueue`` is idempotent (the inbound folder's name is unique). ``claim`` hands a queued row to
 exactly one process: ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL (two services never
-wait on, nor take, each other's row), an immediate (write-locking) transaction on SQLite. A
+wait on, nor take, each other's row), an immediate (write-locking) transaction on SQLite; and
+never a row whose notebook (fingerprint) is being graded at that moment, so identical content
+is graded once even by parallel workers (the row waits, then finds the stored result). A
 claimed row carries who claimed it and a lease past the grading's own time limit; ``reclaim``
 puts back rows whose claimant died (kill -9: a process of this machine that no longer runs) or
 whose lease ran out (a claimant on another machine), so nothing is lost.
@@ -164,7 +166,14 @@ class Queue:
     def claim(self, me: str, lease_seconds) -> Row | None:
         """The oldest queued row, now ours for ``lease_seconds(row)`` seconds; None if none is queued."""
         with self.engine.begin() as conn:
-            query = select(submissions).where(submissions.c.state == QUEUED).order_by(submissions.c.id).limit(1)
+            # Not a notebook being graded right now (identical content is graded once: the row
+            # waits, then finds the stored result).
+            in_flight = select(submissions.c.fingerprint).where(submissions.c.state == GRADING,
+                                                               submissions.c.fingerprint.is_not(None))
+            query = select(submissions).where(
+                submissions.c.state == QUEUED,
+                submissions.c.fingerprint.is_(None) | submissions.c.fingerprint.not_in(in_flight.scalar_subquery())
+            ).order_by(submissions.c.id).limit(1)
             if self.postgres:
                 query = query.with_for_update(skip_locked=True)
             record = conn.execute(query).first()

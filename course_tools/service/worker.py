@@ -91,8 +91,9 @@ class Worker:
         used = self.queue.counted_on_day(row.assignment, row.student, when.date(), besides=row.id)
         if used >= policy.attempts_per_day:
             self._receipt(row, "over_limit",
-                          f"You have used your {policy.attempts_per_day} graded attempts of {row.assignment} for "
-                          f"today (UTC). Your next graded attempt is possible from "
+                          f"Today's graded attempts of {row.assignment} are used up ({policy.attempts_per_day} a "
+                          f"day, UTC; an unchanged resubmission does not use one). Your next graded attempt is "
+                          f"possible from "
                           f"{Policy.next_attempt(when):%Y-%m-%d %H:%M} UTC.")
             return
         self.queue.mark_counted(row)
