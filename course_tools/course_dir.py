@@ -53,6 +53,12 @@ c.Exchange.root = r"{exchange}"
 # Seconds the hidden suites may take per notebook in all, and the late policy (percent per started day).
 c.HiddenSuiteGrader.timeout = 0  # 0: what the time budgets allow (loading plus COURSE_GRADER_TASK_SECONDS per task)
 c.PercentPerDay.percent_per_day = 10
+# Feedback before the deadline from `course serve` (course_tools/service/policy.py): what students
+# see (checks: each task passed or failed and why, no points | scores | none), graded attempts per
+# student and UTC day, and per assignment overrides, e.g. {{"07_experiments": {{"feedback": "none"}}}}.
+c.GradingService.feedback = "checks"
+c.GradingService.attempts_per_day = 5
+c.GradingService.assignments = {{}}
 '''
 
 

@@ -73,7 +73,8 @@ class Outcome:
 
 
 @dataclass
-class _Examined:
+class Examined:
+    """An inbound folder that passed every check of ``examine`` (not yet copied)."""
     name: str
     student: str
     path: Path
@@ -221,8 +222,10 @@ def _parse_name(name: str, assignment: str) -> tuple[str, datetime.datetime | No
     return parts[0], submission_times.parse_timestamp(parts[2])
 
 
-def _examine(inbound: Path, assignment: str, ignore: list[str],
-             only: str | None) -> tuple[list[_Examined], list[Refusal]]:
+def examine(inbound: Path, assignment: str, ignore: list[str],
+            only: str | None = None) -> tuple[list[Examined], list[Refusal]]:
+    """Every inbound folder of ``assignment`` (of the student ``only``), examined as the module
+    docstring's step 1 says: (accepted, refused). `course collect` and the grading service use it."""
     accepted, refused = [], []
     for name in sorted(os.listdir(inbound)):
         parsed = _parse_name(name, assignment)
@@ -239,11 +242,11 @@ def _examine(inbound: Path, assignment: str, ignore: list[str],
         except OSError as err:  # vanished, or unreadable to the collecting account
             refused.append(Refusal(name, student, f"cannot be read ({err.strerror})"))
             continue
-        accepted.append(_Examined(name, student, inbound / name, _utc(walk.latest_ctime), name_time))
+        accepted.append(Examined(name, student, inbound / name, _utc(walk.latest_ctime), name_time))
     return accepted, refused
 
 
-def _copy_into(folder: _Examined, target: Path, ignore: list[str], max_bytes: int) -> Collected:
+def copy_into(folder: Examined, target: Path, ignore: list[str], max_bytes: int) -> Collected:
     """Copy ``folder`` into ``target`` (replacing what was there) with its recorded time."""
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.collecting-", dir=target.parent))
@@ -272,15 +275,15 @@ def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], 
     """Collect ``assignment`` from the exchange's ``inbound`` folder into nbgrader's ``submitted``
     folder, as the module docstring says: per student (or only the student ``only``) the latest
     folder that passes every check."""
-    accepted, refused = _examine(inbound, assignment, ignore, only)
-    by_student: dict[str, list[_Examined]] = {}
+    accepted, refused = examine(inbound, assignment, ignore, only)
+    by_student: dict[str, list[Examined]] = {}
     for folder in accepted:
         by_student.setdefault(folder.student, []).append(folder)
     collected = []
     for student, folders in sorted(by_student.items()):
         for folder in sorted(folders, key=lambda f: f.received, reverse=True):
             try:
-                collected.append(_copy_into(folder, submitted / student / assignment, ignore, max_bytes))
+                collected.append(copy_into(folder, submitted / student / assignment, ignore, max_bytes))
                 break
             except Refused as why:
                 refused.append(Refusal(folder.name, student, str(why)))

@@ -148,3 +148,17 @@ c.JupyterHub.services = [
         "oauth_no_confirm": True,  # the graders' own course: no "authorize access" page
     },
 ]
+
+# The grading service (`course serve`, course_tools/service/; the README's "Feedback before the
+# deadline"): it grades each submission as it reaches the exchange and publishes its feedback for
+# the students' Fetch Feedback. A hub-managed service without a URL, in the grader account and
+# environment like the course's server above (the same course folder, gradebook and sandbox). The
+# hub starts it again when it exits; a restart loses nothing (its queue is in the gradebook's database).
+c.JupyterHub.services.append({
+    "name": f"{COURSE_ID}-grading",
+    "command": [str(GRADER_ENV / "bin" / "course"), "serve", "--course", str(GRADER_HOME / COURSE_ID)],
+    "user": GRADER,
+    "cwd": str(GRADER_HOME),
+    "environment": {key: value for key, value in c.JupyterHub.services[0]["environment"].items()
+                    if key != "JUPYTERHUB_DEFAULT_URL"},
+})

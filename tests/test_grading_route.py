@@ -11,7 +11,7 @@ from course_tools.build import release_notebook
 from course_tools.grading.pool import grade_many
 from course_tools.grading.route import grade_one, is_stored_score, time_limit
 from course_tools.grading.runner import grade_in_process
-from course_tools.grading.settings import SLACK_SECONDS, GradingSettings
+from course_tools.grading.settings import MAX_NOTEBOOK_SECONDS, SLACK_SECONDS, GradingSettings
 from course_tools.grading.suite import graded_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +59,11 @@ def test_the_time_limit_is_the_budgets_on_the_wall_clock_plus_one_slack_unless_t
     settings = GradingSettings(task_seconds=10, load_seconds=30)
     assert time_limit(ASSIGNMENT, settings) == int((30 + tasks * 10) * settings.limits.wall_factor + SLACK_SECONDS)
     assert time_limit(ASSIGNMENT, GradingSettings(notebook_seconds=45)) == 45
+    # The default budgets multiply out to hours; one notebook is capped (settings.MAX_NOTEBOOK_SECONDS).
+    assert (30 + tasks * 120) * 4 > MAX_NOTEBOOK_SECONDS
+    assert time_limit(ASSIGNMENT, GradingSettings()) == MAX_NOTEBOOK_SECONDS
+    assert time_limit(ASSIGNMENT, GradingSettings(max_notebook_seconds=100)) == 100
+    assert time_limit(ASSIGNMENT, GradingSettings(notebook_seconds=4000)) == 4000
 
 
 def test_a_grader_failure_is_a_grading_error_never_a_score(tmp_path):

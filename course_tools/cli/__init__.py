@@ -1,6 +1,6 @@
 """`course`: the course's one command-line tool (installed with the package).
 
-    instructor   course init | build | student-package | release | collect | grade | feedback | export | status
+    instructor   course init | build | student-package | release | collect | grade | serve | feedback | export | status
     student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
 
@@ -93,6 +93,21 @@ def _parser() -> argparse.ArgumentParser:
                           "consequences first and stores nothing without --yes)")
     sub.add_argument("--yes", action="store_true", help="with --version latest: store the scores")
 
+    sub = command("serve", "the grading service: grade each submission as it reaches the exchange and publish its "
+                           "feedback (the students' Fetch Feedback), under the policy in nbgrader_config.py "
+                           "(c.GradingService); runs until stopped")
+    sub.add_argument("--workers", type=int, default=1, help="submissions graded at once (default 1)")
+    sub.add_argument("--rescan", type=float, default=10, metavar="SECONDS",
+                     help="look through the whole exchange this often, besides its filesystem events (default 10)")
+    sub.add_argument("--once", action="store_true", help="stop once every submission found is graded")
+    sub.add_argument("--timeout", type=int, default=None,
+                     help="seconds one notebook's grading may take in all (default: its time budgets, at most "
+                          "COURSE_GRADER_MAX_NOTEBOOK_SECONDS)")
+    sub.add_argument("--unsandboxed", action="store_true", help="grade without bubblewrap (see course grade)")
+    sub.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="grade on the Dask cluster at ADDRESS (tcp://host:8786) instead of this machine; "
+                          "--workers is then how many submissions are sent to it at once")
+
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", default=None, help="only this student")
@@ -166,6 +181,12 @@ def _run(args) -> int:
             raise CourseError("--workers must be at least 1")
         return instructor.grade(course, args.assignment, args.student, args.workers, args.scheduler, args.fresh,
                                 args.timeout, unsandboxed=args.unsandboxed, version=args.version, yes=args.yes)
+    if name == "serve":
+        if args.workers < 1:
+            raise CourseError("--workers must be at least 1")
+        from ..service.serve import serve
+
+        return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed, args.scheduler)
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":

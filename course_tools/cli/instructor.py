@@ -455,7 +455,30 @@ def status(course: Course, assignment: str | None) -> int:
          f"account's folder: course status <id> says which); 'manual': written answers to grade in formgrader; "
          f"'late work until': the last moment a late submission earns points.")
     _say_release_order(course, known)
+    _say_service_queue(course, None)
     return 0
+
+
+def _say_service_queue(course: Course, assignment: str | None) -> None:
+    """The grading service's queue (course serve), when it has run: states, today's waits, errors."""
+    from ..service.queue import Queue
+    from ..service.stats import queue_summary
+
+    if course.db_url.startswith("sqlite:///") and not course.gradebook_exists():
+        return
+    queue = Queue.existing(course.db_url)
+    if queue is None:
+        return
+    try:
+        summary = queue_summary(queue.rows(assignment))
+    finally:
+        queue.close()
+    waits = (f"; today's wait from submit to feedback: median {summary['median_wait']:.0f} s, p95 "
+             f"{summary['p95_wait']:.0f} s" if summary["median_wait"] is not None else "")
+    _say(f"\ngrading service (course serve){' for ' + assignment if assignment else ''}: {summary['waiting']} "
+         f"waiting, {summary['grading']} grading, {summary['done']} done, {summary['errors']} grading error(s){waits}")
+    for row in summary["error_rows"][:20]:
+        _say(f"  GRADING ERROR {row['student']} {row['assignment']} ({row['folder']}): {(row['error'] or '')[:300]}")
 
 
 def _released(course: Course, assignment: str) -> bool:
@@ -498,4 +521,5 @@ def _status_of(course: Course, assignment: str, due) -> int:
         _say(f"released version {latest.label} (recorded {latest.manifest['recorded']})")
     _say(format_table(["student", "state", "final", "late", "feedback", "version"], rows, right={2}) if rows
          else "no submissions yet")
+    _say_service_queue(course, assignment)
     return 0

@@ -46,6 +46,8 @@ def report(course: Course, assignment: str, csv_path: Path | None = None, quiet:
     mixed = mixed_versions_note(course, assignment)
     if mixed:
         _say(f"\n{mixed}")
+    if not quiet:
+        _say_attempts(course, assignment)
     _say(f"\nreport: {page}")
     if csv_path is not None:
         rows = result.write_csv(csv_path)
@@ -78,3 +80,31 @@ def similar(course: Course, assignment: str, top: int = 10) -> Path:
     page.write_text(similarity_html(assignment, pairs, {c.student: c for c in codes}, seconds=seconds))
     _say(f"\n{len(submissions)} submissions compared in {seconds:.1f} s; side by side: {page}")
     return page
+
+
+def _say_attempts(course: Course, assignment: str) -> None:
+    """Attempts before the deadline (course serve's queue): per student, and per task how many it
+    took to reach full marks and which task held students up longest."""
+    from ..service.queue import Queue
+    from ..service.stats import attempts, held_up_longest
+    from .table import format_table
+
+    queue = Queue.existing(course.db_url)
+    if queue is None:
+        return
+    try:
+        found = attempts(queue.rows(assignment))
+    finally:
+        queue.close()
+    if not found["per_student"]:
+        return
+    _say(f"\nAttempts before the deadline (course serve): "
+         + ", ".join(f"{s} {n}" for s, n in found["per_student"].items()))
+    rows = []
+    for task, entry in found["per_task"].items():
+        full = entry["to_full"]
+        rows.append([task, f"{sum(full) / len(full):.1f}" if full else "-", max(full, default="-"), entry["never"]])
+    _say(format_table(["task", "mean attempts to full marks", "most", "never full"], rows, right={1, 2, 3}))
+    longest = held_up_longest(found["per_task"])
+    if longest:
+        _say(f"the task that held students up longest: {longest}")

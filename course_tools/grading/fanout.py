@@ -86,16 +86,24 @@ def _locally(todo: dict[str, list[Job]], workers: int, settings: GradingSettings
         yield key, job, result, None
 
 
-def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettings):
+def connect(scheduler: str):
+    """A Dask client of the cluster at ``scheduler``; RuntimeError (saying why) without Dask or
+    when the scheduler cannot be reached."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError as err:
         raise RuntimeError("grading on a Dask cluster needs `distributed`: pip install -e '.[dask]'") from err
-    fingerprint = bundle_fingerprint()
     try:
-        client = Client(scheduler, timeout="20s")
+        return Client(scheduler, timeout="20s")
     except (OSError, TimeoutError) as err:
         raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler} ({err}): is it running?") from err
+
+
+def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettings):
+    client = connect(scheduler)
+    from distributed import as_completed
+
+    fingerprint = bundle_fingerprint()
     with client:
         futures = {}
         for key, jobs in todo.items():

@@ -11,6 +11,7 @@ the environment said when it started.
 Environment variables, for nbgrader_config.py and a hub's service to set:
 
     COURSE_GRADER_TASK_SECONDS   each task's time budget, default 120 (session.py)
+    COURSE_GRADER_MAX_NOTEBOOK_SECONDS   the cap on one notebook's whole grading, default 900
     COURSE_GRADER_UNSANDBOXED    1: grade without bubblewrap (sandbox.py says what that costs)
     COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS, COURSE_GRADER_PROCESSES,
     COURSE_GRADER_DISK_MB        the worker's limits (sandbox.Limits)
@@ -31,6 +32,11 @@ TASK_SECONDS = 120
 LOAD_SECONDS = 240
 # Past a notebook's budgets: starting Python, importing the grader, pytest's own work.
 SLACK_SECONDS = 120
+# The most a launcher waits for one notebook unless the instructor sets the time itself: the
+# budgets multiply out to hours (01's 13 tasks x 120 s x the wall factor is about 2 h), which no
+# honest notebook needs (they take seconds to a few minutes) and which would let one hanging
+# submission hold a grading service's worker for hours (COURSE_GRADER_MAX_NOTEBOOK_SECONDS).
+MAX_NOTEBOOK_SECONDS = 900
 
 
 MACHINE_VARIABLES = ("COURSE_GRADER_USER", "COURSE_GRADER_NO_BWRAP", "COURSE_GRADER_SUITE_MEMORY_MB",
@@ -52,6 +58,8 @@ class GradingSettings:
     # The whole grading of one notebook, when the instructor sets it (course grade --timeout,
     # HiddenSuiteGrader.timeout); None: what the task budgets allow (time_limit).
     notebook_seconds: int | None = None
+    # The cap on what the budgets allow (MAX_NOTEBOOK_SECONDS); an explicit notebook_seconds is not capped.
+    max_notebook_seconds: int = MAX_NOTEBOOK_SECONDS
     limits: sandbox.Limits = field(default_factory=sandbox.Limits)
     # This machine's own settings, which sandbox.py and course_lib read where they are used
     # (the grading account, bubblewrap off for the tests, the device): a fork server started
@@ -78,17 +86,20 @@ class GradingSettings:
             task_seconds=float(task_seconds or sandbox._setting("COURSE_GRADER_TASK_SECONDS", TASK_SECONDS)),
             unsandboxed=_flag("COURSE_GRADER_UNSANDBOXED") if unsandboxed is None else bool(unsandboxed),
             notebook_seconds=int(notebook_seconds) if notebook_seconds else None,
+            max_notebook_seconds=int(sandbox._setting("COURSE_GRADER_MAX_NOTEBOOK_SECONDS", MAX_NOTEBOOK_SECONDS)),
             limits=sandbox.Limits(),
             machine={k: v for k, v in os.environ.items() if k in MACHINE_VARIABLES})
 
     def time_limit(self, tasks: int) -> int:
         """The longest a grading of a notebook with ``tasks`` graded tasks can legitimately take:
-        its cells, every task's budget (times the wall factor), and slack. Past it, the grader itself is stuck."""
+        its cells, every task's budget (times the wall factor), and slack, capped at
+        ``max_notebook_seconds``. Past it, the grader itself is stuck (or the notebook hangs)."""
         if self.notebook_seconds:
             return int(self.notebook_seconds)
         # The budgets count the submission's CPU time; on the wall clock a wait may last up to
         # the wall factor times longer (sandbox.Limits).
-        return int((self.load_seconds + tasks * self.task_seconds) * self.limits.wall_factor + SLACK_SECONDS)
+        budgets = int((self.load_seconds + tasks * self.task_seconds) * self.limits.wall_factor + SLACK_SECONDS)
+        return min(budgets, int(self.max_notebook_seconds))
 
     # ------------------------------------------------------------------ crossing to another process
     def as_dict(self) -> dict:

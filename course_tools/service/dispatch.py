@@ -1,0 +1,64 @@
+"""Where the service grades one notebook: on this machine, or on a Dask cluster.
+
+    Here     a process forked from pool.py's warm fork server (`course serve`), killed past
+             route.time_limit
+    OnDask   a task on an existing Dask cluster (`course serve --scheduler tcp://host:8786`):
+             runner.grade_text, as `course grade --scheduler` sends it, which refuses a worker
+             whose course bundle differs from this one and kills its own grading past
+             route.time_limit
+
+Both end in route.grade_one with the service's settings (there is no other way to grade), and
+both give a grading error (route.grading_error), never a score, when the grading itself fails.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..grading.pool import grade_many
+from ..grading.route import grading_error, time_limit
+from ..grading.settings import GradingSettings
+
+# Past the grading's own time limit: the task's trip to a Dask worker and back.
+DASK_SLACK_SECONDS = 60
+
+
+class Here:
+    def __init__(self, settings: GradingSettings):
+        self.settings = settings
+
+    def grade(self, assignment: str, notebook: Path) -> dict:
+        """route.grade_one's result for ``notebook`` (a grading error past the time limit)."""
+        _, result = next(grade_many([(None, assignment, notebook)], 1, self.settings))
+        return result
+
+    def close(self) -> None:
+        pass
+
+
+class OnDask:
+    def __init__(self, scheduler: str, settings: GradingSettings):
+        from ..grading.fanout import connect
+        from ..grading.results import bundle_fingerprint
+
+        self.settings = settings
+        self.client = connect(scheduler)
+        self.fingerprint = bundle_fingerprint()
+
+    def grade(self, assignment: str, notebook: Path) -> dict:
+        from ..grading.runner import grade_text
+
+        future = self.client.submit(grade_text, assignment, notebook.name, notebook.read_text(), self.fingerprint,
+                                    self.settings.as_dict(), pure=False)
+        try:
+            return future.result(timeout=time_limit(assignment, self.settings) + DASK_SLACK_SECONDS)
+        except Exception as err:  # noqa: BLE001 - a worker's failure (or a lost worker) is this grading's error
+            future.cancel()
+            return grading_error(assignment, f"the Dask task failed ({type(err).__name__}: {str(err)[:300]})")
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def dispatcher(settings: GradingSettings, scheduler: str | None = None):
+    """Here, or OnDask when a scheduler's address is given."""
+    return OnDask(scheduler, settings) if scheduler else Here(settings)

@@ -1,0 +1,113 @@
+"""Finding new submissions in the exchange and putting them in the queue.
+
+Every released assignment's inbound folders are read through inbound.py, the same checks
+`course collect` makes (owners, links, FIFOs, hard links, spoofed names, ctime-based times): a
+refused folder is never graded (the log says why; `course collect` reports it as usual). An
+accepted folder the queue does not know yet is
+
+1. left for the next scan while nbgrader's submit may still be writing it (no
+   ``submission_secret.txt``, which submit writes last, and changed within ``SETTLE_SECONDS``);
+2. copied by inbound.py into ``<course>/.service/submissions/<folder>/`` (the copy the service
+   grades: a student who changes the exchange folder afterwards changes nothing graded);
+3. enqueued with its recorded time, its notebook's result key and its feedback file names.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import inbound
+from ..build import release_notebook
+from ..course_dir import Course
+from ..grading.route import result_key
+from .publish import SECRET, feedback_names
+from .queue import Queue, utcnow
+
+SETTLE_SECONDS = 30
+SERVICE_FOLDER = ".service"
+log = logging.getLogger("course.serve")
+
+
+def release_notebooks(assignment: str) -> list[str]:
+    """The ids (file stems) of the notebooks of ``assignment``'s release."""
+    return [p.stem for p in sorted(release_notebook(assignment).parent.glob("*.ipynb"))]
+
+
+def copy_folder(course: Course) -> Path:
+    return course.root / SERVICE_FOLDER / "submissions"
+
+
+@dataclass
+class Intake:
+    course: Course
+    queue: Queue
+    assignments: list[str]
+
+    def __post_init__(self):
+        from nbgrader.coursedir import CourseDirectory
+
+        defaults = CourseDirectory()
+        self.ignore = list(self.course._setting("CourseDirectory", "ignore", defaults.ignore))
+        self.max_bytes = int(self.course._setting("CourseDirectory", "max_file_size", defaults.max_file_size)) * 1024
+        self.inbound = self.course.exchange / self.course.course_id / "inbound"
+        self._told: set[str] = set()
+
+    def scan(self) -> list[int]:
+        """Enqueue every new, settled, accepted submission; returns the new rows' ids."""
+        new = []
+        if not self.inbound.is_dir():
+            return new
+        for assignment in self.assignments:
+            try:
+                accepted, refused = inbound.examine(self.inbound, assignment, self.ignore)
+            except OSError as err:
+                log.warning("cannot read %s: %s", self.inbound, err)
+                continue
+            for refusal in refused:
+                if refusal.folder not in self._told:
+                    self._told.add(refusal.folder)
+                    log.warning("REFUSED %s (in the name of %s): %s; not graded", refusal.folder, refusal.student,
+                                refusal.reason)
+            known = self.queue.known_folders(assignment)
+            for folder in accepted:
+                if folder.name not in known:
+                    row = self._take(assignment, folder)
+                    if row is not None:
+                        new.append(row)
+        return new
+
+    def _take(self, assignment: str, folder: inbound.Examined) -> int | None:
+        finished = (folder.path / SECRET).exists()
+        if not finished and utcnow() - folder.received < datetime.timedelta(seconds=SETTLE_SECONDS):
+            return None   # nbgrader's submit may still be copying it
+        target = copy_folder(self.course) / folder.name
+        try:
+            if not target.is_dir():
+                collected = inbound.copy_into(folder, target, self.ignore, self.max_bytes)
+                submitted_at = collected.recorded
+            else:   # copied by another service process, or before a restart
+                submitted_at = _recorded(target) or folder.received
+        except inbound.Refused as why:
+            log.warning("REFUSED %s (in the name of %s): %s; not graded", folder.name, folder.student, why)
+            return None
+        except OSError as err:
+            log.warning("cannot copy %s: %s; trying again at the next scan", folder.name, err)
+            return None
+        notebooks = release_notebooks(assignment)
+        keys = [result_key(assignment, target / f"{nb}.ipynb") if (target / f"{nb}.ipynb").is_file() else None
+                for nb in notebooks]
+        fingerprint = None if None in keys else hashlib.sha256(",".join(keys).encode()).hexdigest()
+        return self.queue.enqueue(assignment, folder.student, folder.name, submitted_at, fingerprint,
+                                  feedback_names(target, notebooks))
+
+
+def _recorded(copy: Path) -> datetime.datetime | None:
+    from ..submission_times import parse_timestamp
+
+    try:
+        return parse_timestamp((copy / inbound.TIMESTAMP).read_text())
+    except OSError:
+        return None

@@ -1,0 +1,100 @@
+"""The pages a student fetches from the grading service, one per submitted notebook.
+
+Each is a small, self-contained HTML page (no script, no outside resource) whose every piece of
+text, the checks' messages included, is escaped: a message may quote the student's own values,
+and the page must never run anything. What a page shows follows the policy (policy.py):
+
+    graded_page     checks: per task passed/failed, the first failing check's message and the
+                    diagnosis; scores: the same with points
+    receipt_page    feedback "none", a submission past the daily limit, an assignment closed
+    pending_page    in the queue: how many are ahead and about how long
+    error_page      the grader failed: "not graded yet: the course staff have been told"
+
+Nothing here comes from the hidden tests but their checks' one-line descriptions and failure
+messages, which nbgrader's feedback shows too (suite.py's feedback_text).
+"""
+from __future__ import annotations
+
+import datetime
+from html import escape
+
+STYLE = ("body{font-family:sans-serif;max-width:54em;margin:2em auto;line-height:1.45}"
+         ".pass{color:#1a7f37}.fail{color:#b42318}.note{background:#f6f8fa;padding:.6em 1em;border-radius:4px}"
+         "pre{white-space:pre-wrap;background:#f6f8fa;padding:.5em}")
+NOT_GRADED_YET = "not graded yet: the course staff have been told"
+
+
+def _page(title: str, body: list[str]) -> str:
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n" + "\n".join(body)
+            + "\n</body></html>\n")
+
+
+def _when(moment: datetime.datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def _head(assignment: str, submitted_at: datetime.datetime) -> list[str]:
+    return [f"<h1>{escape(assignment)}: feedback on your submission of {escape(_when(submitted_at))}</h1>"]
+
+
+def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool) -> str:
+    """The feedback of a graded notebook; ``result`` is route.grade_one's (scores present)."""
+    tasks = result["tasks"]
+    full = [t for t, g in tasks.items() if g["score"] >= g["points"]]
+    body = _head(assignment, submitted_at)
+    summary = f"{len(full)} of {len(tasks)} tasks pass every hidden check."
+    if show_scores:
+        got, total = sum(g["score"] for g in tasks.values()), sum(g["points"] for g in tasks.values())
+        summary += f" Points: {got:g} of {total:g}."
+    body.append(f"<p class=\"note\">{escape(summary)} This is feedback before the deadline; your grade comes "
+                f"from the final grading of your last submission.</p>")
+    for task_id, graded in tasks.items():
+        checks = graded["checks"]
+        ok = sum(1 for c in checks if c["passed"])
+        passed = ok == len(checks)
+        mark = "\N{CHECK MARK} passed" if passed else "\N{BALLOT X} failed"
+        points = f" ({graded['score']:g} / {graded['points']:g} points)" if show_scores else ""
+        body.append(f"<h2 class=\"{'pass' if passed else 'fail'}\">{escape(task_id)}: {mark}{escape(points)}</h2>")
+        body.append(f"<p>{ok} of {len(checks)} hidden checks passed.</p>")
+        if graded.get("out_of_time"):
+            body.append("<p>This task ran out of its time budget: the checks after that point did not run.</p>")
+        first = next((c for c in checks if not c["passed"]), None)
+        if first is not None:
+            case = f" ({first['case']})" if first.get("case") else ""
+            body.append(f"<p>First failing check: {escape(first['check'] + case)}</p>")
+            body.append(f"<pre>{escape(first['message'] or 'failed')}</pre>")
+        diagnosis = graded.get("diagnosis")
+        if diagnosis:
+            body.append(f"<p><strong>This looks like a known mistake: {escape(diagnosis['title'])}.</strong> "
+                        f"{escape(diagnosis['explanation'])} (See {escape(diagnosis['where'])}.)</p>")
+    if result.get("cell_errors"):
+        body.append("<h2>Cells that raised while your notebook ran</h2><ul>"
+                    + "".join(f"<li><pre>{escape(str(e))}</pre></li>" for e in result["cell_errors"][:10]) + "</ul>")
+    return _page(f"{assignment} feedback", body)
+
+
+def receipt_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:
+    """A submission that is kept but not graded now; ``why`` says why, in the student's terms."""
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        "<p class=\"note\">Your submission was received and is kept for the final grading after the deadline.</p>",
+        f"<p>{escape(why)}</p>"])
+
+
+def pending_page(assignment: str, submitted_at: datetime.datetime, ahead: int, seconds: float) -> str:
+    where = "it is next" if ahead == 0 else f"{ahead} ahead of you"
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        f"<p class=\"note\">Your submission is in the grading queue: {escape(where)}, about "
+        f"{escape(_duration(seconds))}. Fetch the feedback again in a moment.</p>"])
+
+
+def error_page(assignment: str, submitted_at: datetime.datetime) -> str:
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        f"<p class=\"note\">Your submission is {NOT_GRADED_YET}. It is kept, and the final grading after the "
+        f"deadline grades it; you lose nothing by this.</p>"])
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(1, round(seconds))
+    return f"{seconds} s" if seconds < 120 else f"{round(seconds / 60)} min"

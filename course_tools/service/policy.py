@@ -1,0 +1,85 @@
+"""The instructor's policy for feedback before the deadline, per assignment.
+
+It lives in the course folder's nbgrader_config.py, beside nbgrader's own settings (`course
+init` writes the defaults there):
+
+    c.GradingService.feedback = "checks"      # what a student sees: checks | scores | none
+    c.GradingService.attempts_per_day = 5     # graded attempts per student, assignment and UTC day
+    c.GradingService.assignments = {          # per assignment, overriding the two above
+        "07_experiments": {"feedback": "none"},
+        "04_conv_backward": {"feedback": "scores", "attempts_per_day": 3},
+    }
+
+    checks  per task: passed or failed, the first failing check's message, the diagnosis; no points
+    scores  the same with each task's points and the total
+    none    a receipt only ("received, graded after the deadline")
+
+Submissions past the daily limit are kept (the final grading takes the latest) and their page
+says when the next graded attempt is possible. Late work follows the course's late policy:
+once the late window is over (no late submission can earn points, cli/instructor.py's
+late_window_end), the service grades that assignment no more.
+"""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from ..course_dir import Course, CourseError
+
+FEEDBACK_MODES = ("checks", "scores", "none")
+DEFAULT_FEEDBACK = "checks"
+DEFAULT_ATTEMPTS_PER_DAY = 5
+SECTION = "GradingService"
+
+
+@dataclass(frozen=True)
+class Policy:
+    feedback: str = DEFAULT_FEEDBACK
+    attempts_per_day: int = DEFAULT_ATTEMPTS_PER_DAY
+    due: datetime.datetime | None = None            # naive UTC, from the gradebook
+    closes: datetime.datetime | None = None         # the end of the late window; None: never
+
+    def closed(self, submitted_at: datetime.datetime) -> bool:
+        """Whether a submission at ``submitted_at`` came after the late window (no service grading)."""
+        return self.closes is not None and submitted_at > self.closes
+
+    @staticmethod
+    def next_attempt(submitted_at: datetime.datetime) -> datetime.datetime:
+        """When the next graded attempt is possible: the next UTC midnight."""
+        return datetime.datetime.combine(submitted_at.date() + datetime.timedelta(days=1), datetime.time())
+
+
+def _checked(assignment: str, where: str, values: dict) -> dict:
+    unknown = set(values) - {"feedback", "attempts_per_day"}
+    if unknown:
+        raise CourseError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))} for {assignment} "
+                          f"(known: feedback, attempts_per_day)")
+    if "feedback" in values and values["feedback"] not in FEEDBACK_MODES:
+        raise CourseError(f"{where}: feedback {values['feedback']!r} for {assignment} must be one of "
+                          f"{', '.join(FEEDBACK_MODES)}")
+    if "attempts_per_day" in values:
+        attempts = values["attempts_per_day"]
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
+            raise CourseError(f"{where}: attempts_per_day {attempts!r} for {assignment} must be a whole number "
+                              f">= 0 (0: no graded attempts before the deadline)")
+    return values
+
+
+def policy_of(course: Course, assignment: str, due: datetime.datetime | None) -> Policy:
+    """The policy of ``assignment`` in ``course`` (due: its due date in the gradebook)."""
+    from ..cli.instructor import late_window_end
+
+    where = f"{course.root}/nbgrader_config.py (c.{SECTION})"
+    base = _checked("every assignment", where, {
+        key: value for key in ("feedback", "attempts_per_day")
+        if (value := course._setting(SECTION, key, None)) is not None})
+    per_assignment = course._setting(SECTION, "assignments", {}) or {}
+    if not isinstance(per_assignment, dict):
+        raise CourseError(f"{where}: assignments must be a dict {{assignment id: {{setting: value}}}}")
+    own = per_assignment.get(assignment, {})
+    if not isinstance(own, dict):
+        raise CourseError(f"{where}: assignments[{assignment!r}] must be a dict such as {{'feedback': 'scores'}}")
+    values = {**base, **_checked(assignment, where, dict(own))}
+    return Policy(feedback=values.get("feedback", DEFAULT_FEEDBACK),
+                  attempts_per_day=values.get("attempts_per_day", DEFAULT_ATTEMPTS_PER_DAY),
+                  due=due, closes=late_window_end(course, due))

@@ -1,0 +1,57 @@
+"""Publishing a page through nbgrader's own feedback channel.
+
+nbgrader's release_feedback puts a notebook's feedback into the exchange as
+``<exchange>/<course>/feedback/<notebook_hash(secret, notebook id)>.html``, where the secret is
+the ``submission_secret.txt`` nbgrader's submit wrote into that submission (and into the
+student's own cache). fetch_feedback, the Assignments tab's "Fetch Feedback" and `course fetch ID
+--feedback`, looks there with the secret of each submission the student made, so a page
+published under a submission's name reaches exactly its student, for exactly that submission.
+The folder is nbgrader's 0711: nobody can list it, and a name is a hash of a secret only that
+student has.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from nbgrader.utils import notebook_hash
+
+SECRET = "submission_secret.txt"
+# nbgrader writes secrets.token_hex(64); anything else was not written by nbgrader's submit.
+_SECRET_FORM = re.compile(r"[0-9a-f]{32,256}")
+
+
+def feedback_folder(exchange: Path, course_id: str) -> Path:
+    return Path(exchange) / course_id / "feedback"
+
+
+def feedback_names(submission: Path, notebooks: list[str]) -> dict[str, str]:
+    """{notebook id: the file name nbgrader's fetch_feedback looks for}, for a submission copied
+    by inbound.py into ``submission``; empty when it has no secret as nbgrader's submit writes it
+    (such a submission can get no feedback before the deadline: its student could not fetch it)."""
+    try:
+        secret = (submission / SECRET).read_text()[:300].strip()
+    except OSError:
+        return {}
+    if not _SECRET_FORM.fullmatch(secret):
+        return {}
+    return {notebook: f"{notebook_hash(secret=secret, notebook_id=notebook)}.html" for notebook in notebooks}
+
+
+def publish(folder: Path, name: str, page: str) -> Path:
+    """Write ``page`` as ``folder/name`` in one step (a reader sees the old page or the new one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o777 != 0o711 and folder.stat().st_uid == os.geteuid():
+        folder.chmod(0o711)  # as nbgrader's release_feedback makes it
+    handle, scratch = tempfile.mkstemp(dir=folder, prefix=".publishing-", suffix=".html")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(page)
+        os.chmod(scratch, 0o644)
+        os.replace(scratch, folder / name)
+    finally:
+        if os.path.exists(scratch):
+            os.unlink(scratch)
+    return folder / name

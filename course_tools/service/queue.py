@@ -1,0 +1,262 @@
+"""The grading queue: one row per submission, in the course's own database.
+
+The table lives beside nbgrader's in the gradebook's ``db_url`` (SQLite or PostgreSQL), so it
+survives a restart and is shared by every service process of the course. A row goes
+
+    queued -> grading -> done | grading_error
+
+``enqueue`` is idempotent (the inbound folder's name is unique). ``claim`` hands a queued row to
+exactly one process: ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL (two services never
+wait on, nor take, each other's row), an immediate (write-locking) transaction on SQLite; and
+never a row whose notebook (fingerprint) is being graded at that moment, so identical content
+is graded once even by parallel workers (the row waits, then finds the stored result). A
+claimed row carries who claimed it and a lease past the grading's own time limit; ``reclaim``
+puts back rows whose claimant died (kill -9: a process of this machine that no longer runs) or
+whose lease ran out (a claimant on another machine), so nothing is lost.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import (Boolean, Column, DateTime, Integer, MetaData, String, Table, Text, UniqueConstraint,
+                        create_engine, event, func, select, update)
+from sqlalchemy.exc import IntegrityError
+
+QUEUED, GRADING, DONE, GRADING_ERROR = "queued", "grading", "done", "grading_error"
+
+metadata = MetaData()
+submissions = Table(
+    "course_grading_queue", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("assignment", String(128), nullable=False),
+    Column("student", String(128), nullable=False),
+    Column("folder", String(512), nullable=False),          # the inbound folder's name
+    Column("submitted_at", DateTime, nullable=False),       # inbound.py's recorded time (naive UTC)
+    Column("fingerprint", String(64)),                      # results.py's key of its notebook (None: unreadable)
+    Column("feedback_names", Text, nullable=False),         # JSON {notebook id: nbgrader's notebook_hash}
+    Column("state", String(16), nullable=False, default=QUEUED),
+    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden
+    Column("counted", Boolean, nullable=False, default=False),   # a graded attempt (the daily limit)
+    Column("attempts", Integer, nullable=False, default=0),      # times claimed
+    Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
+    Column("claimed_by", String(255)),
+    Column("lease_until", DateTime),
+    Column("enqueued_at", DateTime, nullable=False),
+    Column("started_at", DateTime),
+    Column("finished_at", DateTime),
+    Column("scores", Text),                                 # JSON {task: [score, points]}
+    Column("error", Text),
+    UniqueConstraint("folder", name="course_grading_queue_folder"),
+)
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def claimant() -> str:
+    """This process's name in ``claimed_by``: host, pid and a random part (pids are reused)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _alive(claimed_by: str, me: str) -> bool | None:
+    """Whether a claimant still runs: True/False for a process of this machine, None for another
+    machine's (only its lease can tell)."""
+    try:
+        host, pid, _ = claimed_by.split(":")
+        pid = int(pid)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return None
+    if pid == os.getpid():
+        return claimed_by == me   # our pid, another claimant: a dead predecessor whose pid we got
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+@dataclass
+class Row:
+    id: int
+    assignment: str
+    student: str
+    folder: str
+    submitted_at: datetime.datetime
+    fingerprint: str | None
+    feedback_names: dict
+    state: str
+    attempts: int
+
+    @classmethod
+    def of(cls, record) -> "Row":
+        m = record._mapping
+        return cls(m["id"], m["assignment"], m["student"], m["folder"], m["submitted_at"], m["fingerprint"],
+                   json.loads(m["feedback_names"]), m["state"], m["attempts"])
+
+
+def _engine(db_url: str):
+    if not db_url.startswith("sqlite"):
+        return create_engine(db_url, pool_pre_ping=True)
+    engine = create_engine(db_url, connect_args={"timeout": 60, "check_same_thread": False})
+
+    # pysqlite's own transaction handling would begin lazily, without a write lock; the queue
+    # needs BEGIN IMMEDIATE, so that a claim's read and update happen under one lock.
+    @event.listens_for(engine, "connect")
+    def _no_driver_transactions(connection, _record):
+        connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _immediate(connection):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+class Queue:
+    def __init__(self, db_url: str, create: bool = True):
+        self.engine = _engine(db_url)
+        self.postgres = self.engine.dialect.name == "postgresql"
+        if create:
+            metadata.create_all(self.engine, checkfirst=True)
+
+    @classmethod
+    def existing(cls, db_url: str) -> "Queue | None":
+        """The queue of a course whose service has run, else None (nothing is created)."""
+        from sqlalchemy import inspect
+
+        queue = cls(db_url, create=False)
+        if inspect(queue.engine).has_table(submissions.name):
+            return queue
+        queue.close()
+        return None
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ in
+    def known_folders(self, assignment: str) -> set[str]:
+        with self.engine.begin() as conn:
+            return set(conn.execute(select(submissions.c.folder).where(submissions.c.assignment == assignment))
+                       .scalars())
+
+    def enqueue(self, assignment: str, student: str, folder: str, submitted_at: datetime.datetime,
+                fingerprint: str | None, feedback_names: dict) -> int | None:
+        """Add a submission; None when its folder is queued already (by this or another process)."""
+        try:
+            with self.engine.begin() as conn:
+                result = conn.execute(submissions.insert().values(
+                    assignment=assignment, student=student, folder=folder, submitted_at=submitted_at,
+                    fingerprint=fingerprint, feedback_names=json.dumps(feedback_names), state=QUEUED,
+                    counted=False, attempts=0, gradings=0, enqueued_at=utcnow()))
+                return result.inserted_primary_key[0]
+        except IntegrityError:
+            return None
+
+    # ------------------------------------------------------------------ claim
+    def claim(self, me: str, lease_seconds) -> Row | None:
+        """The oldest queued row, now ours for ``lease_seconds(row)`` seconds; None if none is queued."""
+        with self.engine.begin() as conn:
+            # Not a notebook being graded right now (identical content is graded once: the row
+            # waits, then finds the stored result).
+            in_flight = select(submissions.c.fingerprint).where(submissions.c.state == GRADING,
+                                                               submissions.c.fingerprint.is_not(None))
+            query = select(submissions).where(
+                submissions.c.state == QUEUED,
+                submissions.c.fingerprint.is_(None) | submissions.c.fingerprint.not_in(in_flight.scalar_subquery())
+            ).order_by(submissions.c.id).limit(1)
+            if self.postgres:
+                query = query.with_for_update(skip_locked=True)
+            record = conn.execute(query).first()
+            if record is None:
+                return None
+            row = Row.of(record)
+            now = utcnow()
+            conn.execute(update(submissions).where(submissions.c.id == row.id).values(
+                state=GRADING, claimed_by=me, attempts=submissions.c.attempts + 1, started_at=now,
+                lease_until=now + datetime.timedelta(seconds=lease_seconds(row))))
+            row.state, row.attempts = GRADING, row.attempts + 1
+            return row
+
+    def reclaim(self, me: str) -> int:
+        """Put back rows whose claimant died or whose lease ran out; returns how many."""
+        now = utcnow()
+        back = []
+        with self.engine.begin() as conn:
+            query = select(submissions.c.id, submissions.c.claimed_by, submissions.c.lease_until).where(
+                submissions.c.state == GRADING)
+            for row_id, claimed_by, lease_until in conn.execute(query):
+                alive = _alive(claimed_by or "", me)
+                if alive is False or (alive is None and lease_until is not None and lease_until < now):
+                    back.append(row_id)
+            if back:
+                conn.execute(update(submissions).where(submissions.c.id.in_(back), submissions.c.state == GRADING)
+                             .values(state=QUEUED, claimed_by=None, lease_until=None))
+        return len(back)
+
+    # ------------------------------------------------------------------ out
+    def finish(self, row: Row, me: str, state: str, outcome: str | None, *, counted: bool = False,
+               scores: dict | None = None, error: str | None = None) -> bool:
+        """Close a row we hold; False when it is no longer ours (reclaimed meanwhile: nothing written)."""
+        values = dict(state=state, outcome=outcome, counted=counted, finished_at=utcnow(), lease_until=None,
+                      error=error)
+        if scores is not None:
+            values["scores"] = json.dumps(scores)
+        with self.engine.begin() as conn:
+            done = conn.execute(update(submissions).where(submissions.c.id == row.id, submissions.c.claimed_by == me,
+                                                          submissions.c.state == GRADING).values(**values))
+            return done.rowcount == 1
+
+    def record_grading(self, row: Row, scores: dict) -> None:
+        """A hidden-suite grading of ``row`` finished (its result is stored): counted before anything
+        is published, so a grading that a restart finds stored is never counted, nor run, again."""
+        with self.engine.begin() as conn:
+            conn.execute(update(submissions).where(submissions.c.id == row.id).values(
+                gradings=submissions.c.gradings + 1, scores=json.dumps(scores)))
+
+    def mark_counted(self, row: Row) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(submissions).where(submissions.c.id == row.id).values(counted=True))
+
+    # ------------------------------------------------------------------ questions
+    def counted_on_day(self, assignment: str, student: str, day: datetime.date, besides: int) -> int:
+        """Graded attempts of ``student`` at ``assignment`` submitted on the UTC ``day`` (not row ``besides``)."""
+        start = datetime.datetime.combine(day, datetime.time())
+        with self.engine.begin() as conn:
+            return conn.execute(select(func.count()).select_from(submissions).where(
+                submissions.c.assignment == assignment, submissions.c.student == student,
+                submissions.c.counted.is_(True), submissions.c.id != besides,
+                submissions.c.submitted_at >= start,
+                submissions.c.submitted_at < start + datetime.timedelta(days=1))).scalar_one()
+
+    def feedback_owner(self, name: str, besides: int) -> str | None:
+        """The student of another row whose feedback has the file name ``name``, if any."""
+        with self.engine.begin() as conn:
+            for student, names in conn.execute(select(submissions.c.student, submissions.c.feedback_names)
+                                               .where(submissions.c.id != besides)):
+                if name in json.loads(names).values():
+                    return student
+        return None
+
+    def waiting(self) -> list[Row]:
+        """Queued and grading rows, oldest first (the order they are claimed in)."""
+        with self.engine.begin() as conn:
+            return [Row.of(r) for r in conn.execute(select(submissions).where(
+                submissions.c.state.in_((QUEUED, GRADING))).order_by(submissions.c.id))]
+
+    def rows(self, assignment: str | None = None) -> list[dict]:
+        """Every row as a dict (for status, report, tests), oldest first."""
+        query = select(submissions).order_by(submissions.c.id)
+        if assignment is not None:
+            query = query.where(submissions.c.assignment == assignment)
+        with self.engine.begin() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]

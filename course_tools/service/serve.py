@@ -1,0 +1,169 @@
+"""`course serve`: the long-running grading service of one course folder.
+
+    course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786]
+
+On start it puts back the rows a dead predecessor held (queue.reclaim), scans the exchange
+(intake.py: nothing submitted while it was down is missed), and then, until stopped, scans
+again on every filesystem event under inbound/ (watcher.py) and every ``rescan`` seconds,
+while ``workers`` threads each claim and grade one submission at a time (worker.py), each in
+its own process with its own time limit: one hanging submission holds one worker, never the
+queue. Queued submissions' pages say where they are in the queue. ``--once`` stops when the
+queue is empty (a batch, a benchmark, a test).
+
+Several service processes (on one machine or several, on a PostgreSQL gradebook) may serve one
+course: the queue's claim gives each row to one of them.
+"""
+from __future__ import annotations
+
+import datetime
+import logging
+import signal
+import statistics
+import threading
+import time
+
+from ..course_dir import Course, CourseError
+from ..grading.settings import GradingSettings
+from . import pages
+from .dispatch import dispatcher
+from .intake import Intake
+from .policy import policy_of
+from .publish import feedback_folder, publish
+from .queue import GRADING, QUEUED, Queue, claimant, utcnow
+from .worker import Worker
+
+log = logging.getLogger("course.serve")
+DEFAULT_RESCAN_SECONDS = 10
+TYPICAL_GRADING_SECONDS = 15.0   # the estimate before anything was graded today
+
+
+def released_assignments(course: Course) -> list[str]:
+    """Assignments in the exchange's outbound folder that this bundle grades."""
+    from course_lib.tasks import ASSIGNMENTS
+
+    outbound = course.exchange / course.course_id / "outbound"
+    return [a for a in ASSIGNMENTS if (outbound / a).is_dir()]
+
+
+class Service:
+    def __init__(self, course: Course, workers: int, settings: GradingSettings,
+                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None):
+        self.course, self.workers, self.settings, self.rescan_seconds = course, max(1, workers), settings, rescan_seconds
+        self.queue = Queue(course.db_url)
+        self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
+        self.me = claimant()
+        self.wake, self.work_ready, self.stop = threading.Event(), threading.Event(), threading.Event()
+        self._policies: dict = {}
+        self._pending_shown: dict[int, str] = {}
+        self.feedback = feedback_folder(course.exchange, course.course_id)
+
+    # ------------------------------------------------------------------ policy, per scan
+    def _refresh_policies(self, assignments: list[str]) -> None:
+        from nbgrader.api import MissingEntry
+
+        dues = {}
+        if self.course.gradebook_exists():
+            with self.course.gradebook() as gradebook:
+                for assignment in assignments:
+                    try:
+                        dues[assignment] = gradebook.find_assignment(assignment).duedate
+                    except MissingEntry:
+                        dues[assignment] = None
+        self._policies = {a: policy_of(self.course, a, dues.get(a)) for a in assignments}
+
+    def policy(self, assignment: str):
+        if assignment not in self._policies:
+            self._refresh_policies([*self._policies, assignment])
+        return self._policies[assignment]
+
+    # ------------------------------------------------------------------ the loops
+    def scan(self) -> int:
+        assignments = released_assignments(self.course)
+        self._refresh_policies(assignments)
+        back = self.queue.reclaim(self.me)
+        if back:
+            log.warning("put back %d submission(s) whose grading process died", back)
+        new = Intake(self.course, self.queue, assignments).scan()
+        if new or back:
+            self.work_ready.set()
+        self._show_pending()
+        return len(new)
+
+    def _show_pending(self) -> None:
+        """Publish each queued submission's place in the queue (only where it changed)."""
+        waiting = self.queue.waiting()
+        per_grading = self._typical_seconds()
+        for ahead, row in enumerate(waiting):
+            if row.state != QUEUED:
+                continue
+            seconds = (ahead // self.workers + 1) * per_grading
+            page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds)
+            if self._pending_shown.get(row.id) == page:
+                continue
+            for name in row.feedback_names.values():
+                publish(self.feedback, name, page)
+            self._pending_shown[row.id] = page
+        still = {row.id for row in waiting}
+        self._pending_shown = {k: v for k, v in self._pending_shown.items() if k in still}
+
+    def _typical_seconds(self) -> float:
+        today = datetime.datetime.combine(utcnow().date(), datetime.time())
+        spans = [(r["finished_at"] - r["started_at"]).total_seconds() for r in self.queue.rows()
+                 if r["outcome"] == "graded" and r["finished_at"] and r["started_at"] and r["finished_at"] >= today]
+        return statistics.median(spans) if spans else TYPICAL_GRADING_SECONDS
+
+    def _work(self) -> None:
+        worker = Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader)
+        while not self.stop.is_set():
+            if not worker.work_one():
+                self.work_ready.wait(1.0)
+                self.work_ready.clear()
+            else:
+                self.wake.set()   # the queue moved: refresh the pending pages
+
+    def run(self, once: bool = False) -> int:
+        from .watcher import watch
+
+        inbound = self.course.exchange / self.course.course_id / "inbound"
+        observer = None if once else watch(inbound, self.wake)
+        threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
+        for thread in threads:
+            thread.start()
+        log.info("serving %s (%s) with %d worker(s) as %s", self.course.root, self.course.course_id,
+                 self.workers, self.me)
+        try:
+            while not self.stop.is_set():
+                self.scan()
+                if once and not self.queue.waiting():
+                    break
+                self.wake.wait(1.0 if once else self.rescan_seconds)
+                self.wake.clear()
+                time.sleep(0.2)   # let a burst of events settle into one scan
+        finally:
+            self.stop.set()
+            self.work_ready.set()
+            if observer is not None:
+                observer.stop()
+            for thread in threads:
+                thread.join(timeout=5 if not once else None)
+            self.queue.close()
+            self.grader.close()
+        return 0
+
+
+def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
+          timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout)
+    try:
+        service = Service(course, workers, settings, rescan_seconds, scheduler)
+    except RuntimeError as err:   # no Dask, or its scheduler cannot be reached
+        raise CourseError(str(err)) from err
+
+    def _stop(signum, _frame):
+        log.info("stopping (signal %d); a grading in progress is put back at the next start", signum)
+        service.stop.set()
+        service.wake.set()
+
+    signal.signal(signal.SIGTERM, _stop)
+    return service.run(once=once)

@@ -1,0 +1,148 @@
+"""One worker of the service: claim a row, decide under the policy, grade, publish, close.
+
+For a claimed submission, in this order:
+
+    closed       the late window is over                  -> done, a receipt ("closed")
+    reused       every notebook's result is stored         -> done, its feedback (no attempt used)
+    hidden       the policy's feedback is "none"          -> done, a receipt
+    over_limit   the day's graded attempts are used       -> done, a receipt saying when the next one is
+    graded       graded through route.grade_one in a process forked from pool.py's fork server,
+                 killed past route.time_limit              -> done, its feedback
+    grading_error  the grader failed                       -> a page "not graded yet", never a score
+
+Exactly once: a grading's result goes into the ResultStore (results.py, keyed by content) and
+the row's ``gradings`` count before anything is published, and the row is closed last; a
+worker killed at any point leaves a row that is reclaimed (queue.py) and then finds the stored
+result (no second grading) or grades what never finished. Publishing is idempotent (the same
+page under the same name).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..course_dir import Course
+from ..grading.results import ResultStore
+from ..grading.route import is_stored_score, result_key, time_limit
+from ..grading.settings import GradingSettings
+from . import pages
+from .intake import copy_folder
+from .policy import Policy
+from .publish import feedback_folder, publish
+from .queue import DONE, GRADING_ERROR, Queue, Row
+
+LEASE_SLACK_SECONDS = 120
+log = logging.getLogger("course.serve")
+
+
+@dataclass
+class Worker:
+    course: Course
+    queue: Queue
+    settings: GradingSettings
+    policy_of: callable            # assignment -> Policy
+    me: str
+    grader: object = None          # dispatch.Here or dispatch.OnDask; None: Here
+
+    def __post_init__(self):
+        if self.grader is None:
+            from .dispatch import Here
+
+            self.grader = Here(self.settings)
+        self.store = ResultStore(self.course.root)
+        self.feedback = feedback_folder(self.course.exchange, self.course.course_id)
+
+    def lease_seconds(self, row: Row) -> int:
+        return time_limit(row.assignment, self.settings) + LEASE_SLACK_SECONDS
+
+    def work_one(self) -> bool:
+        """Claim and handle one queued row; False when none was queued."""
+        row = self.queue.claim(self.me, self.lease_seconds)
+        if row is None:
+            return False
+        try:
+            self.handle(row)
+        except Exception as err:  # noqa: BLE001 - the service's own failure: that row's grading error
+            log.exception("the service failed on %s", row.folder)
+            self._grading_error(row, f"the grading service failed ({type(err).__name__}: {str(err)[:300]})")
+        return True
+
+    # ------------------------------------------------------------------ one row
+    def handle(self, row: Row) -> None:
+        policy: Policy = self.policy_of(row.assignment)
+        when = row.submitted_at
+        if policy.closed(when):
+            self._receipt(row, "closed", f"The late window of {row.assignment} ended at "
+                                         f"{policy.closes:%Y-%m-%d %H:%M} UTC, so it is no longer graded before the "
+                                         f"final grading.")
+            return
+        folder = copy_folder(self.course) / row.folder
+        notebooks = {nb: folder / f"{nb}.ipynb" for nb in row.feedback_names} or {
+            p.stem: p for p in sorted(folder.glob("*.ipynb"))}
+        keys = {nb: result_key(row.assignment, path) if path.is_file() else None for nb, path in notebooks.items()}
+        stored = {nb: self.store.get(row.assignment, key) for nb, key in keys.items()}
+        if stored and all(result is not None for result in stored.values()):
+            self._graded(row, policy, stored, outcome="reused", counted=False, graded=False)
+            return
+        if policy.feedback == "none":
+            self._receipt(row, "hidden", f"Feedback before the deadline is off for {row.assignment}.")
+            return
+        used = self.queue.counted_on_day(row.assignment, row.student, when.date(), besides=row.id)
+        if used >= policy.attempts_per_day:
+            self._receipt(row, "over_limit",
+                          f"Today's graded attempts of {row.assignment} are used up ({policy.attempts_per_day} a "
+                          f"day, UTC; an unchanged resubmission does not use one). Your next graded attempt is "
+                          f"possible from "
+                          f"{Policy.next_attempt(when):%Y-%m-%d %H:%M} UTC.")
+            return
+        self.queue.mark_counted(row)
+        results = {}
+        for nb, path in notebooks.items():
+            if stored.get(nb) is not None:
+                results[nb] = stored[nb]
+                continue
+            if not path.is_file():
+                self._grading_error(row, f"{nb}.ipynb is missing from the submission")  # cannot be: intake read it
+                return
+            result = self.grader.grade(row.assignment, path)
+            if not is_stored_score(result):
+                self._grading_error(row, result.get("grading_error") or "no result")
+                return
+            if keys[nb] is not None:
+                self.store.put(row.assignment, keys[nb], result)
+            results[nb] = result
+        self.queue.record_grading(row, _scores(results))
+        self._graded(row, policy, results, outcome="graded", counted=True, graded=True)
+
+    # ------------------------------------------------------------------ closing a row
+    def _publish_all(self, row: Row, page_of) -> None:
+        for nb, name in row.feedback_names.items():
+            publish(self.feedback, name, page_of(nb))
+
+    def _graded(self, row: Row, policy: Policy, results: dict, outcome: str, counted: bool, graded: bool) -> None:
+        show_scores = policy.feedback == "scores"
+        if policy.feedback == "none":
+            self._publish_all(row, lambda nb: pages.receipt_page(
+                row.assignment, row.submitted_at, f"Feedback before the deadline is off for {row.assignment}."))
+        else:
+            self._publish_all(row, lambda nb: pages.graded_page(row.assignment, row.submitted_at, results[nb],
+                                                                show_scores))
+        self.queue.finish(row, self.me, DONE, outcome, counted=counted, scores=_scores(results))
+
+    def _receipt(self, row: Row, outcome: str, why: str) -> None:
+        self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
+        self.queue.finish(row, self.me, DONE, outcome)
+
+    def _grading_error(self, row: Row, why: str) -> None:
+        log.error("GRADING ERROR %s: %s", row.folder, why)
+        try:
+            self._publish_all(row, lambda nb: pages.error_page(row.assignment, row.submitted_at))
+        finally:
+            self.queue.finish(row, self.me, GRADING_ERROR, None, error=why[:2000])
+
+
+def _scores(results: dict) -> dict:
+    """{task: [score, points]} over every notebook's result."""
+    return {task: [graded["score"], graded["points"]] for result in results.values()
+            for task, graded in result["tasks"].items()}

@@ -1,0 +1,101 @@
+"""Helpers of the grading service's tests: a released course, submissions dropped into the
+exchange as nbgrader's submit makes them, `course serve` as a real process, the queue's rows."""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from course_tools.cli import main as course
+from course_tools.demo_class import DemoClass, blank, filled_release, with_mistake
+from course_tools.service.publish import feedback_folder, feedback_names
+from course_tools.service.queue import Queue
+
+ASSIGNMENT = "01_forward_ops"
+COURSE_SCRIPT = str(Path(sys.executable).parent / "course")
+
+
+def released_course(base: Path, db_url: str | None = None, policy: str = "") -> DemoClass:
+    """A course folder with ASSIGNMENT released (no students yet); ``policy``: lines added to its
+    nbgrader_config.py (c.GradingService...)."""
+    demo = DemoClass(base, ASSIGNMENT, personas=[])
+    folder = str(demo.course_dir)
+    assert course(["init", folder, "--course-id", "demo", "--exchange", str(demo.exchange),
+                   *(["--db-url", db_url] if db_url else [])]) == 0
+    if policy:
+        with open(demo.course_dir / "nbgrader_config.py", "a") as config:
+            config.write("\n" + policy + "\n")
+    assert course(["release", ASSIGNMENT, "--course", folder]) == 0
+    return demo
+
+
+def variant(nb: nbformat.NotebookNode, tag: str) -> nbformat.NotebookNode:
+    """``nb`` with one harmless code cell more: another program, so another result key (graded anew)."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    nb.cells.append(nbformat.v4.new_code_cell(f"variant_tag = {tag!r}"))
+    return nb
+
+
+def drop(demo: DemoClass, student: str, nb: nbformat.NotebookNode) -> str:
+    """A submission in the exchange's inbound/, as nbgrader's submit writes it; its folder's name."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    name = f"{student}+{ASSIGNMENT}+{stamp}+{secrets.token_hex(4)}"
+    folder = demo.exchange / "demo" / "inbound" / name
+    folder.mkdir()
+    nbformat.write(nb, str(folder / f"{ASSIGNMENT}.ipynb"))
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "submission_secret.txt").write_text(secrets.token_hex(64))
+    return name
+
+
+def serve(demo: DemoClass, *args: str, wait: bool = True, timeout: int = 600):
+    """`course serve` on the demo course, as its own process (and session, so that its fork
+    server and grading processes can be killed with it)."""
+    process = subprocess.Popen([COURSE_SCRIPT, "serve", "--course", str(demo.course_dir), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    if not wait:
+        return process
+    out, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, out[-3000:]
+    return out
+
+
+def kill_9(process: subprocess.Popen) -> None:
+    """kill -9 the service with everything it started (its fork server and grading process)."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def rows(demo: DemoClass, db_url: str | None = None) -> list[dict]:
+    queue = Queue(db_url or f"sqlite:///{demo.course_dir}/gradebook.db")
+    try:
+        return queue.rows()
+    finally:
+        queue.close()
+
+
+def wait_for(predicate, timeout: float, what: str, every: float = 0.3):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(every)
+    raise AssertionError(f"not within {timeout} s: {what}")
+
+
+def page_of(demo: DemoClass, row: dict) -> str:
+    """The feedback page published for a queue row's (one) notebook."""
+    (name,) = json.loads(row["feedback_names"]).values()
+    return (feedback_folder(demo.exchange, "demo") / name).read_text()
+
+
+__all__ = ["ASSIGNMENT", "blank", "filled_release", "with_mistake", "feedback_names"]

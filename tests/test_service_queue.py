@@ -1,0 +1,101 @@
+"""The grading service's queue (service/queue.py) on a real SQLite database, and what `course
+status` and `course report` compute from its rows (service/stats.py): cheap, no grading."""
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+import sys
+import textwrap
+
+from course_tools.service.queue import DONE, GRADING, GRADING_ERROR, QUEUED, Queue, claimant
+from course_tools.service.stats import attempts, held_up_longest, queue_summary
+
+T0 = datetime.datetime(2026, 12, 2, 9, 0, 0)
+
+
+def _queue(tmp_path) -> Queue:
+    return Queue(f"sqlite:///{tmp_path}/gradebook.db")
+
+
+def _enqueue(queue: Queue, n: int, student: str = "ada", fingerprint: str | None = None):
+    return queue.enqueue("01_forward_ops", student, f"{student}+01_forward_ops+{n}", T0 + datetime.timedelta(seconds=n),
+                         fingerprint or f"f{n}", {"01_forward_ops": f"{n}.html"})
+
+
+def test_enqueue_is_idempotent_and_claims_go_oldest_first_to_one_claimant(tmp_path):
+    queue = _queue(tmp_path)
+    first, second = _enqueue(queue, 1), _enqueue(queue, 2)
+    assert first is not None and second is not None
+    assert _enqueue(queue, 1) is None and len(queue.rows()) == 2    # the same inbound folder: no second row
+    me = claimant()
+    row = queue.claim(me, lambda r: 60)
+    assert (row.id, row.state, row.attempts) == (first, GRADING, 1)
+    assert queue.claim(me, lambda r: 60).id == second and queue.claim(me, lambda r: 60) is None
+    assert queue.finish(row, "someone-else:1:x", DONE, "graded") is False   # not theirs: nothing written
+    assert queue.finish(row, me, DONE, "graded") is True
+    assert [r["state"] for r in queue.rows()] == [DONE, GRADING]
+    queue.close()
+
+
+def test_a_row_whose_claimant_died_is_put_back_and_a_live_ones_is_not(tmp_path):
+    queue = _queue(tmp_path)
+    _enqueue(queue, 1), _enqueue(queue, 2)
+    dead = subprocess.run([sys.executable, "-c", "from course_tools.service.queue import claimant; print(claimant())"],
+                          capture_output=True, text=True, check=True).stdout.strip()   # a process that has exited
+    me = claimant()
+    queue.claim(dead, lambda r: 3600)
+    queue.claim(me, lambda r: 3600)
+    assert queue.reclaim(me) == 1
+    assert [(r["state"], r["claimed_by"]) for r in queue.rows()] == [(QUEUED, None), (GRADING, me)]
+    again = queue.claim(me, lambda r: 3600)
+    assert again.attempts == 2     # claimed a second time: the restart's grading
+    queue.close()
+
+
+CLAIMER = textwrap.dedent("""
+    import json, sys
+    from course_tools.service.queue import Queue, claimant
+    queue, me, got = Queue(sys.argv[1]), claimant(), []
+    while (row := queue.claim(me, lambda r: 600)) is not None:
+        got.append(row.id)
+    print(json.dumps(got))
+""")
+
+
+def test_four_processes_claiming_one_sqlite_queue_at_once_never_share_a_row(tmp_path):
+    queue = _queue(tmp_path)
+    ids = [_enqueue(queue, n, student=f"s{n % 7}") for n in range(60)]
+    queue.close()
+    url = f"sqlite:///{tmp_path}/gradebook.db"
+    claimers = [subprocess.Popen([sys.executable, "-c", CLAIMER, url], stdout=subprocess.PIPE, text=True)
+                for _ in range(4)]
+    got = [json.loads(p.communicate(timeout=300)[0]) for p in claimers]
+    assert all(p.returncode == 0 for p in claimers)
+    claimed = [i for ids_of_one in got for i in ids_of_one]
+    assert sorted(claimed) == sorted(ids)            # every row claimed, none twice
+    assert all(r["attempts"] == 1 for r in Queue(url).rows())
+
+
+def _row(student, state, submitted, finished, scores=None, outcome="graded"):
+    return {"student": student, "assignment": "a", "folder": f"{student}{submitted}", "state": state,
+            "outcome": outcome, "submitted_at": T0 + datetime.timedelta(seconds=submitted),
+            "finished_at": None if finished is None else T0 + datetime.timedelta(seconds=finished),
+            "scores": json.dumps(scores) if scores else None, "error": "boom" if state == GRADING_ERROR else None}
+
+
+def test_status_counts_and_todays_waits_and_report_attempts_to_full_marks():
+    full, half = {"t1": [2, 2], "t2": [1, 1]}, {"t1": [0, 2], "t2": [1, 1]}
+    rows = [_row("ada", DONE, 0, 10, half), _row("ada", DONE, 100, 130, half), _row("ada", DONE, 200, 220, full),
+            _row("ben", DONE, 0, 40, full), _row("cleo", DONE, 5, 15, half), _row("cleo", QUEUED, 300, None),
+            _row("dan", GRADING_ERROR, 7, 9), _row("eve", DONE, 8, 9, outcome="over_limit")]
+    summary = queue_summary(rows, now=T0 + datetime.timedelta(hours=1))
+    assert (summary["waiting"], summary["grading"], summary["done"], summary["errors"]) == (1, 0, 6, 1)
+    # waits of the done rows: 10, 30, 20, 40, 10, 1 s -> median (lower) 10, p95 40
+    assert (summary["median_wait"], summary["p95_wait"]) == (10, 40)
+    assert [r["student"] for r in summary["error_rows"]] == ["dan"]
+    found = attempts(rows)
+    assert found["per_student"] == {"ada": 3, "ben": 1, "cleo": 1}     # over_limit and errors are no attempt
+    assert found["per_task"]["t1"] == {"to_full": [3, 1], "never": 1}   # ada on her third, ben first, cleo never
+    assert found["per_task"]["t2"] == {"to_full": [1, 1, 1], "never": 0}
+    assert held_up_longest(found["per_task"]) == "t1"
