@@ -168,10 +168,12 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path, monkeypatch
 # A visible check fails only because of its own task: where the checked code calls another task of
 # the same notebook, the check lends reference values (naive loops, precomputed recipes) in its
 # place. Each case: the tasks left as their release stubs, and the checks that must still pass.
-# (Not every check of the course is independent yet: 03's slicing and compact_strides, and 02's
-# topological sort inside reverse mode, are used by later checks of their notebooks as they are.)
 INDEPENDENT_CHECKS = [
     ("02_backward_ops", ["backward_broadcast_to"], ["backward_matmul"]),
+    ("02_backward_ops", ["topo_sort", "backward_summation", "backward_divide_scalar", "backward_negate"],
+     ["reverse_mode", "softmax_loss"]),
+    ("03_ndarray", ["ndarray_compact_strides", "ndarray_permute", "ndarray_broadcast_to", "ndarray_getitem"],
+     ["ndarray_flip", "ndarray_pad", "op_flip", "op_dilate", "op_undilate"]),
     ("03_ndarray", ["op_undilate"], ["op_dilate"]),
     ("03_ndarray", ["op_dilate"], ["op_undilate"]),
     ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward"], ["conv_backward"]),

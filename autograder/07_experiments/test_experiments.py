@@ -237,6 +237,58 @@ def test_pooling_fractions_are_consistent(student):
             f"not match nonzero_by_layer")
 
 
+def _statistics_alternatives(grads):
+    """The right statistics of ``grads`` and the plausible wrong formulas for each (issue 25: at the
+    grading size every layer of max pooling has exactly 1/4 non-zero, so the notebook's own run
+    cannot tell these apart; a constructed input can)."""
+    nonzero = np.array([np.count_nonzero(g) for g in grads], dtype=float)
+    sizes = np.array([g.size for g in grads], dtype=float)
+    norms = np.array([np.sqrt(np.sum(g ** 2)) for g in grads])
+    right = {"nonzero_fraction": nonzero.sum() / sizes.sum(), "grad_norm": float(np.sqrt(np.sum(norms ** 2)))}
+    wrong = {"nonzero_fraction": {"the mean of the per-layer fractions": float(np.mean(nonzero / sizes)),
+                                  "the first layer's fraction": nonzero[0] / sizes[0],
+                                  "the last layer's fraction": nonzero[-1] / sizes[-1]},
+             "grad_norm": {"the sum of the layers' norms": float(norms.sum()),
+                           "the mean of the layers' norms": float(norms.mean()),
+                           "the sum of squares, without the square root": float(np.sum(norms ** 2)),
+                           "the last layer's norm": float(norms[-1])}}
+    return right, wrong
+
+
+def _constructed_gradients(rng, n):
+    """Pooling-input gradients of small_cnn's shapes whose layers differ in sparsity: a random share
+    of exact zeros per layer, the rest normal values."""
+    grads = []
+    for shape, share in (((n, 8, 8, 8), rng.uniform(0.05, 0.3)), ((n, 16, 4, 4), rng.uniform(0.6, 0.95))):
+        g = rng.standard_normal(shape)
+        g[rng.random(shape) >= share] = 0.0
+        grads.append(g)
+    return grads
+
+
+@task("experiment_pooling", weight=2)
+def test_gradient_statistics_on_constructed_gradients(student, rng):
+    """gradient_statistics on gradients whose layers differ in sparsity: the fraction over all entries and the joint norm"""
+    for n in (3, 1):
+        grads = _constructed_gradients(rng, n)
+        right, wrong = _statistics_alternatives(grads)
+        for key, alternatives in wrong.items():   # the input must separate every wrong formula from the right one
+            assert all(abs(v - right[key]) > 1e-3 * max(1.0, abs(right[key])) for v in alternatives.values()), \
+                f"grader: the constructed input does not separate the formulas of {key}"
+        shapes = [g.shape for g in grads]
+        got = as_mapping(student.call("student:gradient_statistics", *grads), "gradient_statistics(...)",
+                         ("nonzero_by_layer", "nonzero_fraction", "grad_norm"))
+        by_layer = as_numbers(got["nonzero_by_layer"], "gradient_statistics(...)['nonzero_by_layer']", shape=(2,))
+        expect_close(by_layer, [np.count_nonzero(g) / g.size for g in grads],
+                     f"gradient_statistics, gradients {shapes}: nonzero_by_layer", rtol=1e-12, atol=1e-12)
+        for key in ("nonzero_fraction", "grad_norm"):
+            value = as_float(got[key], f"gradient_statistics(...)[{key!r}]")
+            named = next((what for what, v in wrong[key].items() if np.isclose(value, v, rtol=1e-9, atol=0)), None)
+            assert np.isclose(value, right[key], rtol=1e-9, atol=0), (
+                f"gradient_statistics, gradients {shapes}: {key} is {value:.6g}, expected {right[key]:.6g}"
+                + (f"; {value:.6g} is {named}" if named else ""))
+
+
 @task("experiment_pooling", weight=1)
 def test_pooling_measurements(student):
     """pooling has no parameters; times, memory and gradient norms are positive; both models learn"""
