@@ -83,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     for mutant in wrongly_listed:
         print(f"{mutant.id} is listed as equivalent but the suite kills it: remove it from the list", file=sys.stderr)
         failing = 1
+    if not args.sample:
+        current = {m.id for m in mutants}
+        for stale in sorted(i for i in equivalent if i.rsplit("-", 1)[0] in table and i not in current):
+            print(f"{stale} is listed as equivalent but is no mutant of today's reference: judge its task's "
+                  f"survivors again and remove it", file=sys.stderr)
+            failing = 1
     for task, row in table.items():
         if row["killed_fraction"] < args.require:
             print(f"{task}: {100 * row['killed_fraction']:.1f}% killed, below --require {args.require:.0%}",

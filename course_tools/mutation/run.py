@@ -99,8 +99,9 @@ def _batches(mutants: list[Mutant]) -> list[list[Mutant]]:
 
 
 def grade_mutants(mutants: list[Mutant], workers: int = 2, settings: GradingSettings | None = None,
-                  together: bool = False, store: ResultStore | None = None) -> dict[str, Outcome]:
-    """Each mutant's outcome, by id (see the module docstring)."""
+                  together: bool = False, store: ResultStore | None = None, confirm: bool = True) -> dict[str, Outcome]:
+    """Each mutant's outcome, by id (see the module docstring). ``confirm=False`` keeps a together
+    grading's kills unconfirmed: cheaper, and a kill may then be another task's doing."""
     settings = settings or GradingSettings.current()
     store = store or ResultStore(STORE)
     batches = _batches(mutants) if together else [[m] for m in mutants]
@@ -111,7 +112,7 @@ def grade_mutants(mutants: list[Mutant], workers: int = 2, settings: GradingSett
         found = {m.id: _outcome(results[i], m.task) for m in batch}
         lost = [m for m in batch if found[m.id].verdict == "killed"]
         for mutant in batch:
-            if len(batch) > 1 and len(lost) > 1 and found[mutant.id].verdict == "killed":
+            if confirm and len(batch) > 1 and len(lost) > 1 and found[mutant.id].verdict == "killed":
                 confirm.append(mutant)
             else:
                 outcomes[mutant.id] = found[mutant.id]
