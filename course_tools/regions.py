@@ -97,10 +97,10 @@ NB_BEGIN = re.compile(r"^(?P<indent>[ \t]*)### BEGIN SOLUTION[ \t]*$")
 NB_END = re.compile(r"^[ \t]*### END SOLUTION[ \t]*$")
 
 
-def notebook_region_bodies(source: str, where: str = "<cell>") -> list[str]:
-    """The dedented code between nbgrader's plain ``### BEGIN SOLUTION`` / ``### END SOLUTION``
-    markers of one notebook cell, in order."""
-    bodies, lines, start = [], source.splitlines(), None
+def notebook_region_spans(source: str, where: str = "<cell>") -> list[tuple[int, int, str]]:
+    """(BEGIN line, END line, indent), 0-based, of each region between nbgrader's plain
+    ``### BEGIN SOLUTION`` / ``### END SOLUTION`` markers of one notebook cell, in order."""
+    spans, lines, start = [], source.splitlines(), None
     for i, line in enumerate(lines):
         if NB_BEGIN.match(line):
             if start is not None:
@@ -109,12 +109,18 @@ def notebook_region_bodies(source: str, where: str = "<cell>") -> list[str]:
         elif NB_END.match(line):
             if start is None:
                 raise RegionError(f"{where}: END SOLUTION without BEGIN at line {i + 1}")
-            bodies.append("\n".join(l[len(indent):] if l.startswith(indent) else l.lstrip()
-                                    for l in lines[start + 1:i]))
+            spans.append((start, i, indent))
             start = None
     if start is not None:
         raise RegionError(f"{where}: BEGIN SOLUTION at line {start + 1} is never closed")
-    return bodies
+    return spans
+
+
+def notebook_region_bodies(source: str, where: str = "<cell>") -> list[str]:
+    """The dedented code of each region of one notebook cell (notebook_region_spans), in order."""
+    lines = source.splitlines()
+    return ["\n".join(l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:end])
+            for start, end, indent in notebook_region_spans(source, where)]
 
 
 def library_regions() -> dict[str, list[Region]]:

@@ -234,6 +234,20 @@ def test_broadcast_to_keeps_float32(student, rng):
                  "BroadcastTo((2, 3, 3)).compute of float32 (3, 1)", rtol=0, atol=0, dtype="float32")
 
 
+@task("forward_broadcast_to", weight=2)
+@pytest.mark.parametrize("src,dst", [((3, 1), (3, 4)), ((4,), (2, 4)), ((), (2, 2)), ((1, 2, 1), (3, 2, 2))],
+                         ids=["column", "row", "0-d", "middle"])
+def test_broadcast_to_returns_a_compact_array(student, rng, src, dst):
+    """broadcast_to returns a compact array (row-major strides, offset 0), as its contract says, not a stride-0 view"""
+    a = rng.standard_normal(src)
+    got = student.forward_view("BroadcastTo", {"shape": dst}, a)
+    expect_close(got["values"], np.broadcast_to(a, dst), f"BroadcastTo({dst}).compute of {src}", rtol=0, atol=0)
+    if not got["compact"]:
+        raise AssertionError(f"BroadcastTo({dst}).compute of {src}: the values are right, but the result is a view "
+                             f"(strides {tuple(got['strides'])}, offset {got['offset']}), not a compact array: the "
+                             f"later ops read its buffer in row-major order; return .compact()")
+
+
 # ---------------------------------------------------------------------------------------------
 # summation
 

@@ -219,6 +219,7 @@ BROADCASTS = [
     ((1, 4), (1, 4), "an unchanged shape with a size-1 axis"),
     ((1, 1), (1, 5), "a size-1 axis that stays 1 next to one that is stretched"),
     ((3, 1, 1), (2, 3, 4, 1), "a prepended axis, a stretched and a kept size-1 axis"),
+    ((3, 1, 1), (3, 5, 1), "a stretched size-1 axis before a kept one, nothing prepended"),
 ]
 
 

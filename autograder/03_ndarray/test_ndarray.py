@@ -452,6 +452,15 @@ def test_undilate_forward(student, rng, shape, axes, d):
                  f"UnDilate({axes}, {d}).compute of {shape}", rtol=0, atol=0, dtype="float64")
 
 
+@task("op_undilate")
+@pytest.mark.parametrize("shape,axes,d", [((6, 4), (0, 1), 1), ((3, 9), (1,), 3)], ids=["both-axes", "last-axis"])
+def test_undilate_returns_a_compact_array(student, rng, shape, axes, d):
+    """UnDilate.compute returns a compact array (the notebook asks for .compact()), not a strided view of its input"""
+    x = rng.standard_normal(shape)
+    got = student.forward_view("UnDilate", {"axes": axes, "dilation": d}, x)
+    check_copy(got, numpy_undilate(x, axes, d), f"UnDilate({axes}, {d}).compute of {shape}")
+
+
 @task("op_undilate", weight=2)
 @pytest.mark.parametrize("shape,axes,d", UNDILATES, ids=[f"{s}-{a}-{d}" for s, a, d in UNDILATES])
 def test_undilate_gradient(student, rng, shape, axes, d):

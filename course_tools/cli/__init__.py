@@ -3,6 +3,7 @@
     instructor   course init | build | student-package | release | collect | grade | serve | feedback | export | status
     student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
+    developers   course mutants   (course_tools/mutation: mutation testing of the hidden suites)
 
 `course <command> --help` explains each. Instructor commands act on a course folder (see
 course_tools/course_dir.py): --course DIR, $COURSE_DIR, the nearest folder upwards with an
@@ -29,8 +30,10 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Run `course <command> --help` for each command. " + EPILOG)
     commands = parser.add_subparsers(dest="command", metavar="<command>")
 
-    def command(name: str, help_text: str, description: str | None = None, course_folder: bool = True):
-        sub = commands.add_parser(name, help=help_text, description=description or help_text, epilog=EPILOG)
+    def command(name: str, help_text: str, description: str | None = None, course_folder: bool = True,
+                add_help: bool = True):
+        sub = commands.add_parser(name, help=help_text, description=description or help_text, epilog=EPILOG,
+                                  add_help=add_help)
         if course_folder:
             sub.add_argument("--course", metavar="DIR", default=None,
                              help="the course folder (default: $COURSE_DIR, the nearest folder upwards with an "
@@ -134,6 +137,11 @@ def _parser() -> argparse.ArgumentParser:
     # The student commands, as the student install's `course` has them (course_student/cli.py).
     student_cli.add_commands(commands, EPILOG)
 
+    sub = command("mutants", "mutation testing of the hidden suites: grade small changes of the reference "
+                             "solution and list the ones no check notices (`course mutants --help`)",
+                  course_folder=False, add_help=False)
+    sub.add_argument("options", nargs=argparse.REMAINDER, help="course_tools/mutation/__main__.py's options")
+
     sub = command("demo", "run a simulated class end to end: release, submissions (correct, wrong, hostile, "
                           "late), grading, feedback, grade table", course_folder=False)
     sub.add_argument("--dir", type=Path, default=None, help="where to put the demo course (default demo-course/)")
@@ -142,6 +150,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["mutants"]:  # its own parser (and --help): course_tools/mutation/__main__.py
+        from ..mutation.__main__ import main as mutants
+
+        return mutants(argv[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command is None:

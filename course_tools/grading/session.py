@@ -643,8 +643,17 @@ class StudentSession:
         """The view the steps end with, read by the grader from its buffer: values, shape, strides,
         offset and whether it is compact (row-major, offset 0, covering its whole buffer)."""
         what = "the NDArray the steps gave"
-        got = expect.as_mapping(self.request("ndarray_steps", array, steps, what="the NDArray methods"), what,
-                                ("buffer", "shape", "strides", "offset"))
+        view = self._read_view(self.request("ndarray_steps", array, steps, what="the NDArray methods"), what)
+        self._remember({"values": view["values"]}, Call("ndarray_steps", (array, steps), {}))
+        return view
+
+    def forward_view(self, op, attrs, *arrays):
+        """``op.compute``'s result as ndarray_steps reads a view: values, shape, strides, offset, compact."""
+        what = f"{op}.compute"
+        return self._read_view(self.request("forward_view", op, attrs, list(arrays), what=what), what)
+
+    def _read_view(self, got, what: str) -> dict:
+        got = expect.as_mapping(got, what, ("buffer", "shape", "strides", "offset"))
         buffer = expect.as_array(got["buffer"], f"{what}: its buffer")
         shape, strides = (tuple(expect.as_int(n, f"{what}: its {key}")
                                 for n in expect.as_list(got[key], f"{what}: its {key}")) for key in ("shape", "strides"))
@@ -657,7 +666,6 @@ class StudentSession:
             raise StudentError(f"{what} cannot be read: {err}") from None
         compact = (view.strides == views.compact_strides(view.shape) and view.offset == 0
                    and buffer.size == int(np.prod(view.shape)))
-        self._remember({"values": values}, Call("ndarray_steps", (array, steps), {}))
         return {"values": values, "shape": list(view.shape), "strides": list(view.strides), "offset": view.offset,
                 "compact": bool(compact)}
 

@@ -232,6 +232,21 @@ def forward(ns, op: str, attrs: dict, arrays: list):
     return to_numpy(instance.compute(*[nd_array(a) for a in arrays]), f"{op}.compute")
 
 
+def forward_view(ns, op: str, attrs: dict, arrays: list):
+    """``ops.<op>(**attrs).compute(*arrays)`` as it is: its buffer, shape, strides and offset (the
+    grader decides from them whether the result is compact, as for ndarray_steps)."""
+    from course_lib import nd, ops
+
+    out = getattr(ops, op)(**attrs).compute(*[nd_array(a) for a in arrays])
+    if not isinstance(out, nd.NDArray):
+        raise TypeError(f"{op}.compute returned a {type(out).__name__}, expected an NDArray")
+    return _view_parts(out)
+
+
+def _view_parts(a) -> dict:
+    return {"buffer": np.array(a.handle), "shape": list(a.shape), "strides": list(a.strides), "offset": int(a.offset)}
+
+
 def gradient(ns, op: str, attrs: dict, arrays: list, out_grad, output=None, reevaluate=None):
     """``op.gradient(out_grad, node)`` for node = op(*arrays): one array per input.
 
@@ -320,7 +335,7 @@ def ndarray_steps(ns, array, steps: list):
             raise ValueError(f"unknown NDArray step {name!r}")
     if not isinstance(a, nd.NDArray):
         raise TypeError(f"the steps gave a {type(a).__name__}, expected an NDArray")
-    return {"buffer": np.array(a.handle), "shape": list(a.shape), "strides": list(a.strides), "offset": int(a.offset)}
+    return _view_parts(a)
 
 
 def compact_strides(ns, shape: list):
@@ -513,6 +528,6 @@ def numerical_gradient(ns, target: str, arrays: list, projection, h: float):
     return [np.asarray(gradcheck.central_difference(scalar(i), v, h)) for i, v in enumerate(values)]
 
 
-SCENARIOS = {f.__name__: f for f in (forward, gradient, call, ndarray_steps, compact_strides, variable,
+SCENARIOS = {f.__name__: f for f in (forward, forward_view, gradient, call, ndarray_steps, compact_strides, variable,
                                      check_flags, topo_order, expression, nn_conv, loss_scaler_run,
                                      central_difference_of, numerical_gradient)}
