@@ -51,3 +51,7 @@ c.HTMLExporter.sanitize_html = True
 c.HTMLExporter.filters = {"markdown2html": "course_tools.markup.SanitizedMarkdown",
                           "clean_html": "course_tools.markup.clean_html"}
 c.HTMLExporter.preprocessors = ["course_tools.markup.TemplateFieldsEscaped"]
+# Their math is typeset by the MathJax the Jupyter server itself serves, not a CDN (course_tools/mathjax.py).
+from course_tools.mathjax import template_basedirs  # noqa: E402
+
+c.HTMLExporter.extra_template_basedirs = template_basedirs()
