@@ -43,6 +43,8 @@ c.PercentPerDay.max_percent = 100
 # Collecting (formgrader's Collect button, `nbgrader collect`) as `course collect` does: regular files
 # only, each folder owned by the student it names, the time from the exchange (course_tools/inbound.py).
 c.ExchangeFactory.collect = "course_tools.exchange_collect.CourseCollect"
+# grades.csv with its scores rounded as formgrader shows them (course_tools/grades_csv.py).
+c.ExportApp.plugin_class = "course_tools.grades_csv.RoundedCsvExport"
 # A graded cell a student deleted comes back (and scores what the hidden suite says).
 c.OverwriteCells.add_missing_cells = True
 # Feedback pages and formgrader's view of a submission render the student's markup: only an
@@ -51,3 +53,7 @@ c.HTMLExporter.sanitize_html = True
 c.HTMLExporter.filters = {"markdown2html": "course_tools.markup.SanitizedMarkdown",
                           "clean_html": "course_tools.markup.clean_html"}
 c.HTMLExporter.preprocessors = ["course_tools.markup.TemplateFieldsEscaped"]
+# Their math is typeset by the MathJax the Jupyter server itself serves, not a CDN (course_tools/mathjax.py).
+from course_tools.mathjax import template_basedirs  # noqa: E402
+
+c.HTMLExporter.extra_template_basedirs = template_basedirs()

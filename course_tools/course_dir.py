@@ -7,7 +7,8 @@ makes it private (0700: submissions, feedback and the gradebook are nobody else'
 It is either this repository itself
 (its nbgrader_config.py) or a folder made by `course init`, whose configuration loads the
 repository's grading set-up and takes the notebooks from the repository's source/ and
-assignments/, so a semester's submissions never mix with the course's sources.
+assignments/ (through the links source/ and release/ in the course folder, where nbgrader looks
+for them), so a semester's submissions never mix with the course's sources.
 
 Which folder: --course DIR, else $COURSE_DIR, else the nearest folder from the working
 directory upwards that has an nbgrader_config.py, else this repository.
@@ -31,6 +32,8 @@ from . import access
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "nbgrader_config.py"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+# nbgrader's own folder names, inside a course folder: links to the bundle's source/ and assignments/.
+SOURCE_LINK, RELEASE_LINK = "source", "release"
 
 
 INIT_TEMPLATE = '''"""nbgrader configuration of the course folder {root}, made by `course init`.
@@ -43,9 +46,10 @@ load_subconfig(r"{bundle}/nbgrader_config.py")  # noqa: F821
 
 c.CourseDirectory.root = r"{root}"
 c.CourseDirectory.course_id = "{course_id}"
-# The notebooks come from the course bundle (source/ with solutions, assignments/ as released).
-c.CourseDirectory.source_directory = r"{bundle}/source"
-c.CourseDirectory.release_directory = r"{bundle}/assignments"
+# The notebooks come from the course bundle: source/ (with solutions) and release/ (as released)
+# are links to its source/ and assignments/, inside this folder where formgrader's links expect them.
+c.CourseDirectory.source_directory = "{source}"
+c.CourseDirectory.release_directory = "{release}"
 # SQLite needs nothing running; for several graders at once use PostgreSQL, e.g.
 # "postgresql+psycopg2://nbgrader@dbhost/dlsys" (pip install psycopg2-binary).
 c.CourseDirectory.db_url = "{db_url}"
@@ -181,7 +185,9 @@ def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url
         raise CourseError(f"course id {course_id!r} must be a non-empty word without '+', '*', '/' or spaces")
     exchange = Path(exchange or DEFAULT_EXCHANGE).expanduser().resolve()
     _private_folder(root)
+    _link_bundle_notebooks(root)
     (root / CONFIG).write_text(INIT_TEMPLATE.format(root=root, bundle=ROOT, course_id=course_id, exchange=exchange,
+                                                    source=SOURCE_LINK, release=RELEASE_LINK,
                                                     db_url=db_url or f"sqlite:///{root}/gradebook.db"))
     ensure_exchange(exchange)
     course = Course(root)
@@ -191,6 +197,20 @@ def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url
                 gradebook.update_or_create_student(username, first_name=first_name or None,
                                                    last_name=last_name or None)
     return course
+
+
+def _link_bundle_notebooks(root: Path) -> None:
+    """source/ and release/ in the course folder, links to the bundle's source/ and assignments/.
+    nbgrader's formgrader links an assignment's name and Preview to these folders relative to the
+    course folder: with the bundle's own paths they pointed outside the server's root (a 404 on a
+    hub, where the server's root is the grader account's home)."""
+    for name, target in ((SOURCE_LINK, ROOT / "source"), (RELEASE_LINK, ROOT / "assignments")):
+        link = root / name
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            continue
+        if link.exists() or link.is_symlink():
+            raise CourseError(f"{link} exists and is not a link to {target}: move it away, then run course init again")
+        link.symlink_to(target, target_is_directory=True)
 
 
 def _private_folder(root: Path) -> None:

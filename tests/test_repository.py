@@ -57,8 +57,11 @@ def test_a_course_folder_from_init_grades_like_the_bundle(tmp_path):
     config = course.config
     assert [p.__name__ for p in config.Autograde.autograde_preprocessors][0] == "HiddenSuiteGrader"
     assert config.CourseDirectory.course_id == "dlsys-test" and course.course_id == "dlsys-test"
-    assert config.CourseDirectory.source_directory == str(ROOT / "source")
-    assert config.CourseDirectory.release_directory == str(ROOT / "assignments")
+    # The notebooks through links inside the course folder (formgrader links to them from there).
+    assert config.CourseDirectory.source_directory == "source" and config.CourseDirectory.release_directory == "release"
+    folder = tmp_path / "semester"
+    assert (folder / "source").resolve() == ROOT / "source" and (folder / "release").resolve() == ROOT / "assignments"
+    assert (folder / "source" / "04_conv_backward" / "04_conv_backward.ipynb").is_file()
     assert course.db_url == f"sqlite:///{tmp_path / 'semester'}/gradebook.db"
     assert course.exchange == tmp_path / "exchange" and (tmp_path / "exchange").is_dir()
 

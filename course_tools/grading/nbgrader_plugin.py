@@ -16,6 +16,7 @@ the gradebook is removed too, so no score is stored; the rest of the class is gr
 from __future__ import annotations
 
 import tempfile
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -28,7 +29,7 @@ from .route import is_stored_score, result_key
 from .runner import grade_in_process
 from .settings import GradingSettings
 from ..terminal import printable
-from .suite import feedback_text
+from .suite import FEEDBACK_WIDTH, feedback_text
 
 
 class GradingFailed(RuntimeError):
@@ -133,8 +134,12 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             text += "Cells that raised while your notebook ran:\n" + "".join(
                 f"  {e}\n" for e in result["cell_errors"][:10])
         if result.get("not_run"):
-            text += ("Not run for grading (they only demonstrate, nothing graded depends on them): "
-                     + ", ".join(result["not_run"]) + "\n")
+            # Wrapped like the checks' lines: the feedback shows outputs as preformatted text,
+            # where one long line runs off the page sideways.
+            note = ("Not run for grading (they only demonstrate, nothing graded depends on them): "
+                    + ", ".join(result["not_run"]))
+            text += "\n".join(textwrap.wrap(note, width=FEEDBACK_WIDTH, subsequent_indent="  ",
+                                            break_on_hyphens=False)) + "\n"
         outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
         # The release graded against may give the task other points than the gradebook's cell
         # (the latest release's): the same fraction of the cell's points.

@@ -236,7 +236,11 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     return result
 
 
-def feedback_text(task_id: str, graded: dict, width: int = 100) -> str:
+# Characters per line of the feedback under a graded cell (shown as preformatted text).
+FEEDBACK_WIDTH = 100
+
+
+def feedback_text(task_id: str, graded: dict, width: int = FEEDBACK_WIDTH) -> str:
     """What the student reads under a graded cell: one line per hidden check (a parametrised
     check is one line with its pass count), the first failing case of each in full."""
     checks = graded["checks"]

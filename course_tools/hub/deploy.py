@@ -106,13 +106,21 @@ def build_environments(layout: HubLayout) -> None:
         overrides = env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
         overrides.parent.mkdir(parents=True, exist_ok=True)
         overrides.write_text(json.dumps(LAB_OVERRIDES, indent=2) + "\n")
-    # The graders' service records who saves each manual grade (course report's "graded by").
-    extensions = layout.grader_env / "etc" / "jupyter" / "jupyter_server_config.d"
-    extensions.mkdir(parents=True, exist_ok=True)
-    (extensions / "course-grading-log.json").write_text(json.dumps(
-        {"ServerApp": {"jpserver_extensions": {"course_tools.report.grading_log": True}}}, indent=2) + "\n")
+    # The graders' service records who saves each manual grade (course report's "graded by"), and
+    # formgrader's pages link to the service and typeset math (formgrader_pages.py).
+    for name, module in (("course-grading-log", "course_tools.report.grading_log"),
+                         ("course-formgrader-pages", "course_tools.hub.formgrader_pages")):
+        _enable_server_extension(layout.grader_env, name, module)
     for folder in (layout.student_env, layout.root / "student-package"):
         os.chmod(folder, 0o755)
+
+
+def _enable_server_extension(env: Path, name: str, module: str) -> None:
+    """Turn on the Jupyter server extension ``module`` for every server started from ``env``."""
+    extensions = env / "etc" / "jupyter" / "jupyter_server_config.d"
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / f"{name}.json").write_text(json.dumps(
+        {"ServerApp": {"jpserver_extensions": {module: True}}}, indent=2) + "\n")
 
 
 def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = ()) -> None:

@@ -1,0 +1,55 @@
+"""grades.csv as nbgrader writes it, with its scores rounded as formgrader shows them.
+
+nbgrader's CSV export writes each score as Python prints the float, so a sum of task scores
+comes out as 25.647100000000002 where formgrader shows 25.65. This plugin (nbgrader_config.py's
+ExportApp.plugin_class, so `nbgrader export` and `course export` both use it) lets nbgrader
+write the file and then rounds the score columns to formgrader's two decimals.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from nbgrader.plugins import CsvExportPlugin
+
+SCORE_COLUMNS = ("raw_score", "late_submission_penalty", "score", "max_score")
+DECIMALS = 2  # as formgrader and the feedback show scores
+
+
+def rounded(text: str) -> str:
+    """A score as formgrader shows it ("25.647100000000002" -> "25.65"); anything else unchanged."""
+    try:
+        return repr(round(float(text), DECIMALS))
+    except ValueError:
+        return text
+
+
+def round_scores(path: Path) -> bool:
+    """Rewrite the CSV at ``path`` with its SCORE_COLUMNS rounded (the other columns as they are).
+    A file whose rows do not line up with its header (nbgrader does not quote a name holding a
+    comma) is left as it is: rounding would change the wrong columns. Returns whether it rounded."""
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        header = reader.fieldnames or []
+    if any(None in row or None in row.values() for row in rows):
+        return False
+    for row in rows:
+        for column in SCORE_COLUMNS:
+            if row.get(column):
+                row[column] = rounded(row[column])
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return True
+
+
+class RoundedCsvExport(CsvExportPlugin):
+    """nbgrader's CSV export, its scores rounded to formgrader's two decimals."""
+
+    def export(self, gradebook) -> None:
+        super().export(gradebook)
+        dest = Path(self.to or "grades.csv")  # nbgrader's own default name when --to is not given
+        if not round_scores(dest):
+            self.log.warning("%s: a row does not match the header (a comma in a name?); scores left unrounded", dest)
