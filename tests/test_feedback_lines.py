@@ -12,7 +12,7 @@ NOT_RUN = [f"demo_training_run_{n}_with_a_long_descriptive_name" for n in range(
 def test_the_not_run_line_wraps_and_names_every_cell():
     graded = {"checks": [{"check": "conv backward matches finite differences", "passed": True}],
               "score": 8, "points": 8}
-    outputs = HiddenSuiteGrader._outputs("conv_backward", graded, {"not_run": NOT_RUN})
+    outputs = HiddenSuiteGrader._outputs("conv_backward", graded, {"not_run": NOT_RUN}, 8.0)
     text = outputs[0]["text"]
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= FEEDBACK_WIDTH, [len(line) for line in lines]
