@@ -154,7 +154,9 @@ class Service:
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
           timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout)
+    # The course folder: each submission is graded against the release version its locked cells match.
+    settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
+                                       course_root=course.root)
     try:
         service = Service(course, workers, settings, rescan_seconds, scheduler)
     except RuntimeError as err:   # no Dask, or its scheduler cannot be reached
