@@ -107,8 +107,12 @@ def test_the_configuration_follows_nbgraders_model_for_several_graders(tmp_path)
     assert roles[f"formgrade-{course}"]["groups"] == [f"formgrade-{course}"]
     assert f"access:services!service={course}" in roles[f"formgrade-{course}"]["scopes"]
     assert not any("users" in role for role in roles.values()), "only the graders' group gets the service"
-    (service,) = hub.services
+    service, grading = hub.services
     assert service["name"] == course and service["user"] == grader
+    # The grading service (`course serve`) runs in the same account, course folder and environment.
+    assert grading["name"] == f"{course}-grading" and grading["user"] == grader and "url" not in grading
+    assert grading["command"][:2] == [str(tmp_path / "grader-env" / "bin" / "course"), "serve"]
+    assert grading["environment"]["COURSE_DIR"] == service["environment"]["COURSE_DIR"]
     assert service["command"] == [str(tmp_path / "grader-env" / "bin" / "jupyterhub-singleuser")]
     assert service["environment"]["COURSE_DIR"].endswith(f"/{grader}/{course}")
     assert set(config.Authenticator.allowed_users) == set(rosters.load().names())

@@ -80,7 +80,8 @@ class Worker:
         folder = copy_folder(self.course) / row.folder
         notebooks = {nb: folder / f"{nb}.ipynb" for nb in row.feedback_names} or {
             p.stem: p for p in sorted(folder.glob("*.ipynb"))}
-        keys = {nb: result_key(row.assignment, path) if path.is_file() else None for nb, path in notebooks.items()}
+        keys = {nb: result_key(row.assignment, path, self.settings) if path.is_file() else None
+                for nb, path in notebooks.items()}
         stored = {nb: self.store.get(row.assignment, key) for nb, key in keys.items()}
         if stored and all(result is not None for result in stored.values()):
             self._graded(row, policy, stored, outcome="reused", counted=False, graded=False)
