@@ -1,0 +1,227 @@
+"""The grading service under a burst of submissions: throughput and submit-to-feedback time.
+
+    .venv/bin/python benchmarks/bench_service.py                        # 200 submissions, 100 students, 2 min
+    .venv/bin/python benchmarks/bench_service.py --submissions 20 --students 10 --window 30
+    .venv/bin/python benchmarks/bench_service.py --scheduler            # grading on a local Dask cluster
+
+A fresh course (`course init`, `course release`) gets ``--submissions`` submissions from
+``--students`` students, dropped into the exchange's inbound/ as nbgrader's submit writes them, at
+random moments within ``--window`` seconds (seeded). Every student submits once; the rest are
+resubmissions, a fifth of all submissions unchanged (the same notebook again), the others a new
+version. The notebooks mix the filled-in release, a realistic mistake, the blank release and a
+hostile notebook (bench_grading.py's KINDS), each version a program of its own. `course serve`
+runs as its own process from the first submission until every one has its feedback; the queue's
+rows give each submission's submit-to-feedback time (its recorded submission time to the moment
+its page was published) and the throughput.
+
+The anchor is nbgrader's own answer, a cron job that every ``--period`` seconds (default 300)
+collects the latest submission of each student and autogrades it: `nbgrader autograde` is timed
+here on ``--anchor-sample`` of the same notebooks (one at a time, as it grades), and the cron's
+feedback times follow from those seconds per notebook (each batch starts at its tick, or when the
+previous batch ends, and grades the latest submission of every student who submitted since the
+previous tick; a submission superseded before a tick never gets feedback).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import random
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench_grading import KINDS  # noqa: E402
+from course_tools.build import tool_env  # noqa: E402
+from course_tools.cli import main as course  # noqa: E402
+from course_tools.service.queue import Queue  # noqa: E402
+
+COURSE_SCRIPT = str(Path(sys.executable).parent / "course")
+UNCHANGED_SHARE = 0.2
+
+
+def plan(submissions: int, students: int, window: float, seed: int) -> list[tuple[float, str, int]]:
+    """(seconds after the start, student, version) per submission, in time order: every student's
+    first submission is version 0; an unchanged resubmission repeats the student's last version."""
+    rng = random.Random(seed)
+    moments = sorted(rng.uniform(0, window) for _ in range(submissions))
+    order = [f"s{i:03d}" for i in range(students)]
+    rng.shuffle(order)
+    extra = [rng.choice(order) for _ in range(submissions - students)]
+    unchanged = set(rng.sample(range(len(extra)), min(len(extra), round(UNCHANGED_SHARE * submissions))))
+    latest: dict[str, int] = {}
+    out = []
+    for when, (n, student) in zip(moments, enumerate(order + extra)):
+        if student not in latest:
+            latest[student] = 0
+        elif (n - students) not in unchanged:
+            latest[student] += 1
+        out.append((when, student, latest[student]))
+    return out
+
+
+def notebook(assignment: str, student: str, version: int, made: dict) -> nbformat.NotebookNode:
+    kind, _ = KINDS[(int(student[1:]) + version) % len(KINDS)]
+    nb = nbformat.from_dict(json.loads(json.dumps(made[kind])))
+    nb.cells.insert(0, nbformat.v4.new_code_cell(f"# {student}, version {version} ({kind})"))
+    return nb
+
+
+def drop(exchange: Path, course_id: str, assignment: str, student: str, nb) -> str:
+    """One submission in inbound/ as nbgrader's submit writes it (the secret last)."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    name = f"{student}+{assignment}+{stamp}+{secrets.token_hex(4)}"
+    folder = exchange / course_id / "inbound" / name
+    folder.mkdir()
+    nbformat.write(nb, str(folder / f"{assignment}.ipynb"))
+    (folder / "timestamp.txt").write_text(stamp)
+    (folder / "submission_secret.txt").write_text(secrets.token_hex(64))
+    return name
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
+
+
+def run_service(course_dir: Path, exchange: Path, args, schedule, made, scheduler: str | None) -> dict:
+    command = [COURSE_SCRIPT, "serve", "--course", str(course_dir), "--workers", str(args.workers), "--rescan", "5"]
+    if scheduler:
+        command += ["--scheduler", scheduler]
+    log = open(course_dir / "serve.log", "w")
+    service = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(), start_new_session=True)
+    start = time.monotonic()
+    for when, student, version in schedule:
+        time.sleep(max(0.0, when - (time.monotonic() - start)))
+        drop(exchange, "bench", args.assignment, student, notebook(args.assignment, student, version, made))
+    queue = Queue(f"sqlite:///{course_dir}/gradebook.db")
+    deadline = time.monotonic() + args.limit
+    try:
+        while time.monotonic() < deadline:
+            rows = queue.rows()
+            if len(rows) == len(schedule) and all(r["state"] in ("done", "grading_error") for r in rows):
+                break
+            if service.poll() is not None:
+                raise SystemExit(f"course serve stopped (exit {service.returncode}); see {course_dir}/serve.log")
+            time.sleep(1)
+        else:
+            raise SystemExit(f"not every submission had feedback within {args.limit} s")
+        rows = queue.rows()
+    finally:
+        queue.close()
+        os.killpg(service.pid, signal.SIGTERM)
+        service.wait(timeout=60)
+        log.close()
+    waits = [(r["finished_at"] - r["submitted_at"]).total_seconds() for r in rows]
+    first = min(r["submitted_at"] for r in rows)
+    last = max(r["finished_at"] for r in rows)
+    return {"waits": waits, "span": (last - first).total_seconds(), "gradings": sum(r["gradings"] for r in rows),
+            "errors": sum(r["state"] == "grading_error" for r in rows),
+            "outcomes": {o: sum(r["outcome"] == o for r in rows) for o in {r["outcome"] for r in rows}}}
+
+
+def nbgrader_seconds_per_notebook(course_dir: Path, assignment: str, schedule, made, sample: int) -> float:
+    """`nbgrader autograde` of ``sample`` distinct notebooks (placed in submitted/), per notebook."""
+    picked = {(s, v) for _, s, v in schedule}
+    picked = sorted(picked)[:sample]
+    for student, version in picked:
+        folder = course_dir / "submitted" / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook(assignment, student, version, made), str(folder / f"{assignment}.ipynb"))
+        (folder / "timestamp.txt").write_text(
+            datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], cwd=course_dir,
+                          env=tool_env(), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit("nbgrader autograde failed:\n" + (done.stdout + done.stderr)[-3000:])
+    return (time.perf_counter() - start) / len(picked)
+
+
+def cron_waits(schedule, period: float, per_notebook: float) -> tuple[list[float], int, float]:
+    """Submit-to-feedback of each submission under a cron of collect + autograde every ``period``
+    seconds (the first tick ``period`` after the start), how many never get feedback, and when
+    the last batch ends (seconds after the start)."""
+    waits, never, free_at, tick, i = [], 0, 0.0, period, 0
+    while i < len(schedule):
+        batch = [entry for entry in schedule[i:] if entry[0] <= tick]
+        i += len(batch)
+        latest = {student: when for when, student, _ in batch}
+        never += len(batch) - len(latest)
+        end = max(tick, free_at) + per_notebook * len(latest)
+        free_at = end
+        waits += [end - when for when in latest.values()]
+        tick += period
+    return waits, never, free_at
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--submissions", type=int, default=200)
+    parser.add_argument("--students", type=int, default=100)
+    parser.add_argument("--window", type=float, default=120, help="seconds over which they arrive (default 120)")
+    parser.add_argument("--assignment", default="01_forward_ops")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="the service's workers")
+    parser.add_argument("--scheduler", action="store_true",
+                        help="grade on a local Dask cluster of --dask-workers processes (course serve --scheduler)")
+    parser.add_argument("--dask-workers", type=int, default=2)
+    parser.add_argument("--period", type=float, default=300, help="the anchor's cron period in seconds (default 300)")
+    parser.add_argument("--anchor-sample", type=int, default=4, help="notebooks nbgrader autograde is timed on")
+    parser.add_argument("--limit", type=float, default=7200, help="give up after this many seconds")
+    parser.add_argument("--seed", type=int, default=23)
+    args = parser.parse_args(argv)
+    if not 0 < args.students <= args.submissions:
+        parser.error("--students must be between 1 and --submissions")
+    schedule = plan(args.submissions, args.students, args.window, args.seed)
+    made = {kind: make(args.assignment) for kind, make in KINDS}
+
+    with tempfile.TemporaryDirectory(prefix="bench-service-") as scratch:
+        course_dir, exchange = Path(scratch) / "course", Path(scratch) / "exchange"
+        if course(["init", str(course_dir), "--course-id", "bench", "--exchange", str(exchange)]) != 0 or \
+                course(["release", args.assignment, "--course", str(course_dir)]) != 0:
+            raise SystemExit("could not set up the course")
+        cluster = None
+        if args.scheduler:
+            from distributed import LocalCluster
+
+            cluster = LocalCluster(n_workers=args.dask_workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+        try:
+            served = run_service(course_dir, exchange, args, schedule, made,
+                                 cluster.scheduler_address if cluster else None)
+        finally:
+            if cluster is not None:
+                cluster.close()
+        per_notebook = nbgrader_seconds_per_notebook(course_dir, args.assignment, schedule, made, args.anchor_sample)
+    cron, never, cron_end = cron_waits(schedule, args.period, per_notebook)
+
+    where = f"a local Dask cluster of {args.dask_workers}" if args.scheduler else f"{args.workers} worker(s)"
+    waits = served["waits"]
+    print(f"\n{args.submissions} submissions of {args.assignment} from {args.students} students within "
+          f"{args.window:g} s; {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"course serve on {where}: {served['gradings']} hidden-suite gradings, outcomes {served['outcomes']}, "
+          f"{served['errors']} grading error(s)")
+    print(f"{'':34s} {'p50 s':>7s} {'p95 s':>7s} {'max s':>7s} {'subm./min':>10s}  no feedback")
+    print(f"{'course serve':34s} {percentile(waits, .5):7.1f} {percentile(waits, .95):7.1f} {max(waits):7.1f} "
+          f"{len(waits) / served['span'] * 60:10.1f}  0")
+    print(f"{f'nbgrader, collect+autograde every {args.period:g} s':34s} {percentile(cron, .5):7.1f} "
+          f"{percentile(cron, .95):7.1f} {max(cron):7.1f} {len(cron) / (cron_end - schedule[0][0]) * 60:10.1f}  {never}")
+    print(f"ratio p50 (nbgrader cron / course serve): {percentile(cron, .5) / percentile(waits, .5):.2f}x; "
+          f"nbgrader autograde took {per_notebook:.1f} s per notebook (mean of {args.anchor_sample}, timed here)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
