@@ -123,6 +123,24 @@ def test_evidence_is_read_at_the_path_the_check_compared():
     assert d.diagnosis("t") is m
 
 
+def test_an_output_the_mistake_gets_wrong_but_the_student_got_right_vetoes_it():
+    # The mistake makes both outputs wrong (dw and db divided by the batch); the student's dw is
+    # wrong in the same way on two inputs, but their db passed: a near miss, not this mistake.
+    m = _made_up({"a": {"grads": [WRONG, WRONG]}, "b": {"grads": [WRONG, WRONG]}})
+    d = _diagnoser(m)
+    for name in "ab":
+        d.failed("t", Call("x", (name,), {}), ("grads", 0), WRONG, RIGHT, 1e-6, 1e-8)
+    assert d.diagnosis("t") is m
+    d.passed("t", Call("x", ("a",), {}), ("grads", 1), RIGHT, 1e-6, 1e-8)
+    assert d.diagnosis("t") is None
+    d.passed("t", Call("x", ("a",), {}), ("grads", 1), WRONG, 1e-6, 1e-8)  # where the mistake is right too
+    d2 = _diagnoser(m)
+    for name in "ab":
+        d2.failed("t", Call("x", (name,), {}), ("grads", 0), WRONG, RIGHT, 1e-6, 1e-8)
+    d2.passed("t", Call("x", ("b",), {}), ("grads", 1), WRONG, 1e-6, 1e-8)
+    assert d2.diagnosis("t") is m, "a pass where the mistake gives the right value says nothing"
+
+
 # ------------------------------------------------------------------------------ the misconceptions
 def _headings(assignment: str) -> list[str]:
     nb = nbformat.read(str(ROOT / "source" / assignment / f"{assignment}.ipynb"), as_version=4)

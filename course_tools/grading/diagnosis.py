@@ -10,9 +10,12 @@ student's value (the session records it), runs the task's misconceptions on the 
 compares, within the check's own tolerance. A misconception is named for a task only when
 
   * it agrees with the student on at least two distinct failed inputs,
-  * it disagrees with the student on none of the failed inputs it applies to, and
+  * it disagrees with the student on none of the failed inputs it applies to,
   * on those inputs its values differ from the right ones (a mistake that happens to give the
-    right answer proves nothing),
+    right answer proves nothing), and
+  * no comparison the student *passed* is one where it predicts a wrong value: a mistake that
+    would make dw and db wrong is not named when only dw is (``passed`` records those, and
+    they are weighed only for a candidate, so a right answer costs the grader nothing more),
 
 and no other misconception of the task also qualifies. The feedback says "looks like": it is a
 diagnosis from values, not a verdict.
@@ -120,19 +123,36 @@ class Diagnoser:
         for m in misconceptions_of(assignment):
             self.by_task.setdefault(m.task, []).append(m)
         self.evidence: dict[tuple[str, str], _Evidence] = {}
+        self.passes: dict[str, list[tuple]] = {}  # task -> [(call, path, expected, rtol, atol)]
         self._cache: dict[tuple[str, str], object] = {}
+
+    def _wrong_value(self, m: Misconception, call: Call, path: tuple):
+        key = (m.name, call.fingerprint())
+        if key not in self._cache:
+            try:
+                self._cache[key] = m.compute(call)
+            except Exception:  # noqa: BLE001 - a wrong implementation that cannot handle this input
+                self._cache[key] = None
+        return _path_value(self._cache[key], path)
+
+    def passed(self, task: str | None, call: Call, path: tuple, expected, rtol: float, atol: float) -> None:
+        """A comparison passed: the student's value at ``path`` of ``call`` is right. A misconception
+        that predicts a wrong value there is contradicted (weighed in ``diagnosis``)."""
+        if self.by_task.get(task):
+            self.passes.setdefault(task, []).append((call, path, expected, rtol, atol))
+
+    def _right_where_it_predicts_wrong(self, task: str, m: Misconception) -> bool:
+        for call, path, expected, rtol, atol in self.passes.get(task, []):
+            wrong = self._wrong_value(m, call, path)
+            if wrong is not None and not _agrees(wrong, expected, rtol, atol):
+                return True
+        return False
 
     def failed(self, task: str | None, call: Call, path: tuple, got, expected, rtol: float, atol: float) -> None:
         """A comparison failed: ``got`` (the value at ``path`` of the student's result of ``call``)
         is not ``expected``. Weigh it against each misconception of ``task``."""
         for m in self.by_task.get(task, []):
-            key = (m.name, call.fingerprint())
-            if key not in self._cache:
-                try:
-                    self._cache[key] = m.compute(call)
-                except Exception:  # noqa: BLE001 - a wrong implementation that cannot handle this input
-                    self._cache[key] = None
-            wrong = _path_value(self._cache[key], path)
+            wrong = self._wrong_value(m, call, path)
             if wrong is None:
                 continue  # does not apply to this call
             if _agrees(wrong, expected, rtol, atol):
@@ -145,7 +165,8 @@ class Diagnoser:
 
     def diagnosis(self, task: str) -> Misconception | None:
         qualified = [m for m in self.by_task.get(task, [])
-                     if (e := self.evidence.get((task, m.name))) and len(e.matched) >= 2 and e.contradicted == 0]
+                     if (e := self.evidence.get((task, m.name))) and len(e.matched) >= 2 and e.contradicted == 0
+                     and not self._right_where_it_predicts_wrong(task, m)]
         return qualified[0] if len(qualified) == 1 else None
 
 

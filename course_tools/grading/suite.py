@@ -56,7 +56,8 @@ def task(task_id: str, weight: float = 1.0):
 def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8, dtype=None):
     """assert_close for hidden tests; with ``dtype``, the result must also have that dtype. A
     failure is also evidence for naming the student's mistake (diagnosis.py). ``got`` (the
-    worker's value) must be an array or a number: anything else fails the check (expect.py)."""
+    worker's value) must be an array or a number: anything else fails the check (expect.py). A
+    pass is evidence too: against the mistakes that would have made this value wrong."""
     if got is not None:  # None: assert_close's own message ("did the function forget to return?")
         as_number_or_array(got, what)
     if dtype is not None and getattr(got, "dtype", None) != np.dtype(dtype):
@@ -67,6 +68,8 @@ def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-
         if CURRENT:
             CURRENT[-1].comparison_failed(got, expected, rtol, atol)
         raise
+    if CURRENT:
+        CURRENT[-1].comparison_passed(got, expected, rtol, atol)
 
 
 def worked_answer(student, name: str, shape: tuple) -> np.ndarray:
