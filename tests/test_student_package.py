@@ -105,9 +105,10 @@ def test_the_dependencies_are_the_students_only(install):
                               for name in ("METADATA", "entry_points.txt"))
     required = {re.split(r"[\s<>=!~;\[]", line.split(":", 1)[1].strip())[0].lower()
                 for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
-    # bleach: the course's HTML allow-list (course_tools/markup.py); nbconvert requires it anyway
+    # bleach: the course's HTML allow-list (course_tools/markup.py); nbconvert requires it anyway.
+    # jupyter-server-mathjax: the feedback's math, typeset offline (course_tools/mathjax.py).
     assert required == {"numpy", "tqdm", "threadpoolctl", "matplotlib", "nbgrader", "jupyterlab", "notebook",
-                        "nbformat", "nbclient", "bleach"}
+                        "nbformat", "nbclient", "bleach", "jupyter-server-mathjax"}
     assert not re.search(r"^Requires-Dist: (torch|dask|psycopg2)", metadata, re.M)
     assert "course = course_student.cli:main" in entry_points
     # The local label is a hash of the contents: a changed package is a new version pip upgrades to.
