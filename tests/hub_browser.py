@@ -199,6 +199,17 @@ def open_feedback(page, assignment: str):
     return frame
 
 
+def open_in_a_new_tab(page, name: str):
+    """The file browser's context menu on ``name`` (in the folder it shows): Open in New Browser
+    Tab. Returns the new tab, loaded."""
+    page.locator(".jp-DirListing-item", has_text=name).first.click(button="right")
+    with page.context.expect_page() as opened:
+        page.locator(".lm-Menu-item[data-command='filebrowser:open-browser-tab']").click()
+    tab = opened.value
+    tab.wait_for_load_state()
+    return tab
+
+
 # ---------------------------------------------------------------------------------- the grader service
 def open_terminal(page):
     page.locator(".jp-LauncherCard", has_text="Terminal").first.click()

@@ -218,6 +218,32 @@ def release_from_the_service_terminal(hub, instructor: hb.Person) -> None:
     row = hb.formgrader_row(formgrader, ASSIGNMENT)
     assert row.locator("td.status").inner_text().strip() == "released"
     assert hb.formgrader_row(formgrader, "05_pooling_backward").locator("td.status").inner_text().strip() == "draft"
+    formgrader_links_open_the_folders(hub, formgrader)
+
+
+def formgrader_links_open_the_folders(hub, formgrader) -> None:
+    """formgrader in a tab of its own: the assignment's name opens its source folder, Preview its
+    release folder, in the service's file browser (course init links source/ and release/ into
+    the course folder; course_tools/hub/formgrader_pages.py puts the service's URL in front)."""
+    course, row = hub.layout.course_id, hb.formgrader_row(formgrader, ASSIGNMENT)
+    for cell, folder in (("td.name a", "source"), ("td.preview a", "release")):
+        with formgrader.context.expect_page() as opened:
+            row.locator(cell).click()
+        tab = opened.value
+        tab.wait_for_load_state()
+        assert tab.url.endswith(f"/services/{course}/tree/{course}/{folder}/{ASSIGNMENT}"), (cell, tab.url)
+        tab.locator(".jp-DirListing-item", has_text=f"{ASSIGNMENT}.ipynb").first.wait_for()
+        tab.close()
+
+
+def _math_typeset(page, where: str) -> None:
+    """MathJax has typeset the page's TeX (it comes from the server itself, course_tools/mathjax.py):
+    its output elements are there and the notebook's matrices are no longer TeX source."""
+    page.locator(".MathJax").first.wait_for(state="attached", timeout=60_000)
+    count = page.locator(".MathJax").count()
+    assert count >= 5, f"only {count} formulas typeset in {where}"
+    # The worked example's matrices (section 3 of the notebook), raw TeX until typeset.
+    assert "begin{bmatrix}" not in page.locator("body").inner_text(), f"raw TeX left in {where}"
 
 
 def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -> None:
@@ -302,6 +328,7 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
             raise AssertionError(f"{student}'s manual grade was not saved: {_manual(hub.layout, student)}")
         page.locator("#conv_derivation").scroll_into_view_if_needed()
         if student == "demo-ada":
+            _math_typeset(page, "formgrader's grading page")
             _shot(page, "manual-grading")
     # Who saved each manual grade: recorded by the grader service (course_tools/report/grading_log.py),
     # as the hub user, for course report's "graded by".
@@ -361,6 +388,30 @@ def read_the_feedback(hub, student: hb.Person) -> None:
     assert not leaked, f"the feedback page shows hidden test code: {leaked[:3]}"
     if student.name in MANUAL:
         assert MANUAL[student.name][1] in text, "the grader's comment is not in the feedback"
+    if student.name == "demo-cleo":
+        assert "Not run for grading" in text, "04's demonstrations are not named in the feedback"
+        _lines_fit(frame, "the feedback")
+        feedback_in_a_tab_of_its_own(student)
+
+
+def _lines_fit(page, where: str) -> None:
+    """No output of the page (the checks' lines, "Not run for grading ...") runs off it sideways."""
+    wide = page.locator(".jp-OutputArea-output pre").evaluate_all(
+        "pres => pres.filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.innerText.slice(0, 80))")
+    assert not wide, f"outputs wider than {where}: {wide}"
+
+
+def feedback_in_a_tab_of_its_own(student: hb.Person) -> None:
+    """The feedback opened with the file browser's "Open in New Browser Tab": no "Trust HTML"
+    step (the server serves it sandboxed), and its math typeset by the server's own MathJax."""
+    tab = hb.open_in_a_new_tab(student.page, f"{ASSIGNMENT}.html")
+    assert f"/user/{student.name}/files/" in tab.url and tab.url.endswith(f"/{ASSIGNMENT}.html"), tab.url
+    # Sandboxed: its scripts run in an origin of their own, without the student's cookies or API.
+    assert tab.evaluate("() => window.origin") == "null", "the feedback tab runs with the server's origin"
+    assert "sandbox allow-scripts" in tab.request.get(tab.url).headers.get("content-security-policy", "")
+    _math_typeset(tab, "the feedback")
+    _lines_fit(tab, "the feedback in a tab of its own")
+    tab.close()
 
 
 def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
@@ -380,7 +431,7 @@ def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
     secrets = [*CHECKOUT_SECRETS, *sorted((layout.bundle / "autograder" / ASSIGNMENT).glob("*.py")), layout.bundle / "autograder",
                layout.bundle / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                layout.bundle / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", layout.grader_env,
-               folder / "gradebook.db", folder / ".hidden_suite_results", folder / "nbgrader_config.py",
+               folder, folder / "gradebook.db", folder / ".hidden_suite_results", folder / "nbgrader_config.py",
                folder / "submitted" / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                folder / "autograded" / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                folder / "feedback" / other / ASSIGNMENT / f"{ASSIGNMENT}.html",

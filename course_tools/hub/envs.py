@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from .layout import HubLayout, world_reachable
@@ -84,10 +85,18 @@ def _build(env: Path, key: str, installs: list[list[str]], log: Path) -> Path:
     return env
 
 
+def _wheel_metadata(wheel: Path) -> str:
+    """A wheel's METADATA (its name, version and dependencies): what the wheel's file name does
+    not say, a dependency added to pyproject.toml, changes the environment too."""
+    with zipfile.ZipFile(wheel) as archive:
+        return next(archive.read(name).decode() for name in archive.namelist()
+                    if name.endswith(".dist-info/METADATA"))
+
+
 def student_env(layout: HubLayout, wheel: Path) -> Path:
     """The students' environment: the student install's wheel and the single-user server."""
     hub = _version("jupyterhub")
-    key = _key(wheel.name, hub, str(base_python()))
+    key = _key(wheel.name, _wheel_metadata(wheel), hub, str(base_python()))
     return _build(layout.student_env, key, [[str(wheel), f"jupyterhub=={hub}"]],
                   layout.root / "student-env.log")
 
