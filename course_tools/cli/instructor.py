@@ -466,13 +466,10 @@ def _say_service_queue(course: Course, assignment: str | None) -> None:
 
     if course.db_url.startswith("sqlite:///") and not course.gradebook_exists():
         return
-    queue = Queue.existing(course.db_url)
-    if queue is None:
+    rows = Queue.rows_if_served(course.db_url, assignment)
+    if rows is None:
         return
-    try:
-        summary = queue_summary(queue.rows(assignment))
-    finally:
-        queue.close()
+    summary = queue_summary(rows)
     waits = (f"; today's wait from submit to feedback: median {summary['median_wait']:.0f} s, p95 "
              f"{summary['p95_wait']:.0f} s" if summary["median_wait"] is not None else "")
     _say(f"\ngrading service (course serve){' for ' + assignment if assignment else ''}: {summary['waiting']} "

@@ -89,13 +89,10 @@ def _say_attempts(course: Course, assignment: str) -> None:
     from ..service.stats import attempts, held_up_longest
     from .table import format_table
 
-    queue = Queue.existing(course.db_url)
-    if queue is None:
+    rows = Queue.rows_if_served(course.db_url, assignment)
+    if rows is None:
         return
-    try:
-        found = attempts(queue.rows(assignment))
-    finally:
-        queue.close()
+    found = attempts(rows)
     if not found["per_student"]:
         return
     _say(f"\nAttempts before the deadline (course serve): "

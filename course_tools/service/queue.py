@@ -143,6 +143,17 @@ class Queue:
     def close(self) -> None:
         self.engine.dispose()
 
+    @classmethod
+    def rows_if_served(cls, db_url: str, assignment: str | None = None) -> list[dict] | None:
+        """The rows of a course whose service has run (as ``rows``), else None; for status and report."""
+        queue = cls.existing(db_url)
+        if queue is None:
+            return None
+        try:
+            return queue.rows(assignment)
+        finally:
+            queue.close()
+
     # ------------------------------------------------------------------ in
     def known_folders(self, assignment: str) -> set[str]:
         with self.engine.begin() as conn:
