@@ -69,7 +69,16 @@ class Service:
                         dues[assignment] = gradebook.find_assignment(assignment).duedate
                     except MissingEntry:
                         dues[assignment] = None
-        self._policies = {a: policy_of(self.course, a, dues.get(a)) for a in assignments}
+        # nbgrader_config.py is read afresh (Course caches what it read): an instructor's edit of
+        # c.GradingService takes effect at the next scan, without a restart. An edit that does not
+        # load (saved half-way) keeps the policies in force, once they were read.
+        try:
+            course = Course(self.course.root)
+            self._policies = {a: policy_of(course, a, dues.get(a)) for a in assignments}
+        except CourseError as err:
+            if not all(a in self._policies for a in assignments):
+                raise
+            log.error("keeping the grading policy in force: %s", err)
 
     def policy(self, assignment: str):
         if assignment not in self._policies:
