@@ -6,9 +6,12 @@ made private and removed again, and that no other account is ever touched.
 """
 from __future__ import annotations
 
+import json
 import os
 import pwd
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -116,3 +119,69 @@ def test_the_configuration_follows_nbgraders_model_for_several_graders(tmp_path)
     assert service["command"] == [str(tmp_path / "grader-env" / "bin" / "jupyterhub-singleuser")]
     assert service["environment"]["COURSE_DIR"].endswith(f"/{grader}/{course}")
     assert set(config.Authenticator.allowed_users) == set(rosters.load().names())
+
+
+def test_the_students_lab_extension_is_where_jupyterlab_finds_and_loads_it(tmp_path):
+    """deploy.install_lab_extensions puts hub/labextensions/course-feedback-link into an
+    environment where JupyterLab's server lists it in the page config (what the browser loads),
+    readable by every account; its entry registers the container JupyterLab's loader asks for."""
+    from jupyterlab_server.config import get_federated_extensions
+
+    from course_tools.hub import deploy
+
+    env = tmp_path / "student-env"
+    deploy.install_lab_extensions(env)
+    deploy.install_lab_extensions(env)   # again at the next start: replaced, not nested
+    found = get_federated_extensions([str(env / "share" / "jupyter" / "labextensions")])
+    assert list(found) == ["course-feedback-link"], found
+    build = found["course-feedback-link"]["jupyterlab"]["_build"]
+    entry = Path(found["course-feedback-link"]["ext_path"]) / build["load"]
+    assert build["extension"] == "./extension" and entry.is_file()
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o644
+    script = entry.read_text()
+    assert 'registry["course-feedback-link"] = container' in script and '"filebrowser:go-to-path"' in script
+
+
+NODE_HARNESS = r'''
+// What JupyterLab's loader does with the entry (bootstrap.js: init, then get("./extension")),
+// then the plugin's activate with an app that has the two things it uses.
+global.window = {opened: [], open: (url, target, features) => window.opened.push([url, target, features])};
+require(process.argv[2]);
+const container = window._JUPYTERLAB["course-feedback-link"];
+(async () => {
+  await container.init({});
+  const plugins = (await container.get("./extension"))().default;
+  let listener;
+  const folders = {"04_conv_backward/feedback/2026-12-02 08:00:00.5 UTC": [
+      {type: "file", name: "04_conv_backward.html", path: "04_conv_backward/feedback/2026-12-02 08:00:00.5 UTC/04_conv_backward.html"},
+      {type: "file", name: "notes.txt", path: "04_conv_backward/feedback/2026-12-02 08:00:00.5 UTC/notes.txt"}]};
+  const app = {commands: {commandExecuted: {connect: f => { listener = f; }}},
+               serviceManager: {serverSettings: {baseUrl: "/user/demo-ada/"},
+                                contents: {get: async path => ({content: folders[path] || []})}}};
+  plugins.forEach(p => p.activate(app));
+  for (const [id, path] of [["filebrowser:go-to-path", "04_conv_backward/feedback/2026-12-02 08:00:00.5 UTC"],
+                            ["filebrowser:go-to-path", "04_conv_backward"],
+                            ["docmanager:open", "04_conv_backward/feedback/2026-12-02 08:00:00.5 UTC"]]) {
+    listener(null, {id, args: {path}});
+  }
+  await new Promise(resolve => setTimeout(resolve, 50));
+  console.log(JSON.stringify({ids: plugins.map(p => p.id), opened: window.opened}));
+})();
+'''
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node (Debian's nodejs) to run the extension's script")
+def test_view_feedback_opens_each_page_of_that_feedback_folder_only(tmp_path):
+    """The extension's script under node, loaded as JupyterLab's loader loads it: after
+    filebrowser:go-to-path on a feedback/<time>/ folder (nbgrader's "(view feedback)") it opens
+    that folder's HTML pages from the server's /files/, in a tab of their own without an opener;
+    on any other folder or command, nothing."""
+    harness = tmp_path / "harness.js"
+    harness.write_text(NODE_HARNESS)
+    entry = ROOT / "hub" / "labextensions" / "course-feedback-link" / "static" / "remoteEntry.js"
+    ran = subprocess.run(["node", str(harness), str(entry)], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    assert result["ids"] == ["course-feedback-link:open"]
+    assert result["opened"] == [["/user/demo-ada/files/04_conv_backward/feedback/2026-12-02%2008%3A00%3A00.5%20UTC/"
+                                 "04_conv_backward.html", "_blank", "noopener"]], result

@@ -46,6 +46,10 @@ c.CourseDirectory.course_id = "{course_id}"
 c.Exchange.root = "{exchange}"
 '''
 
+# The students' JupyterLab extension that makes nbgrader's "(view feedback)" open the feedback page
+# (hub/labextensions/course-feedback-link/static/remoteEntry.js says why and how).
+LAB_EXTENSIONS = ROOT / "hub" / "labextensions"
+
 # JupyterLab settings of both environments: no news or update checks (there is no network to ask).
 LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 
@@ -106,6 +110,7 @@ def build_environments(layout: HubLayout) -> None:
         overrides = env / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
         overrides.parent.mkdir(parents=True, exist_ok=True)
         overrides.write_text(json.dumps(LAB_OVERRIDES, indent=2) + "\n")
+    install_lab_extensions(layout.student_env)
     # The graders' service records who saves each manual grade (course report's "graded by"), and
     # formgrader's pages link to the service and typeset math (formgrader_pages.py).
     for name, module in (("course-grading-log", "course_tools.report.grading_log"),
@@ -113,6 +118,17 @@ def build_environments(layout: HubLayout) -> None:
         _enable_server_extension(layout.grader_env, name, module)
     for folder in (layout.student_env, layout.root / "student-package"):
         os.chmod(folder, 0o755)
+
+
+def install_lab_extensions(env: Path) -> None:
+    """Put hub/labextensions/* into ``env``'s share/jupyter/labextensions/ (afresh at every start:
+    they are a few plain files), readable by every server started from ``env``."""
+    target = env / "share" / "jupyter" / "labextensions"
+    for extension in sorted(p for p in LAB_EXTENSIONS.iterdir() if (p / "package.json").is_file()):
+        shutil.rmtree(target / extension.name, ignore_errors=True)
+        shutil.copytree(extension, target / extension.name)
+        for path in [target / extension.name, *(target / extension.name).rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
 
 
 def _enable_server_extension(env: Path, name: str, module: str) -> None:
