@@ -123,6 +123,11 @@ def kernel_idle(page, panel, timeout: float = RUN_TIMEOUT_S) -> None:
     """Wait until no cell is queued or running and the kernel says it is idle."""
     deadline, calm = time.monotonic() + timeout, 0
     while time.monotonic() < deadline:
+        # On a busy machine JupyterLab may ask which kernel to use although the session has one
+        # (seen on 2 loaded cores): take the one it offers, as a student would.
+        chooser = page.locator(".jp-Dialog", has_text="Select Kernel")
+        if chooser.count() and chooser.first.is_visible():
+            chooser.locator("button", has_text="Select").first.click()
         busy = panel.locator(".jp-InputPrompt:has-text('[*]')").count()
         status = panel.locator(".jp-Notebook-ExecutionIndicator").get_attribute("data-status") or ""
         idle = page.locator(".jp-NotebookPanel-toolbar :text('Kernel status: Idle')").count() or status == "idle"
@@ -186,28 +191,20 @@ def fetch_feedback(page, assignment: str) -> None:
     tab.locator("#submitted_assignments_list a", has_text="view feedback").first.wait_for(timeout=60_000)
 
 
-def open_feedback(page, assignment: str):
-    """(view feedback) goes to the feedback folder in the file browser; the HTML file opens in
-    JupyterLab's HTML viewer. Returns the frame showing it."""
+def open_feedback(page, assignment: str, timestamp: str | None = None):
+    """Click (view feedback) of the submission made at ``timestamp`` (as nbgrader names it; None:
+    the first listed): the file browser goes to its feedback folder, and the page opens in a
+    browser tab of its own (hub/labextensions/course-feedback-link). Returns that tab, loaded."""
     tab = assignments_tab(page)
-    tab.locator("#submitted_assignments_list a", has_text="view feedback").first.click()
-    page.locator(".jp-DirListing-item", has_text=f"{assignment}.html").dblclick()
-    viewer = page.locator(".jp-HTMLViewer:visible iframe")
-    viewer.wait_for()
-    frame = page.frame_locator(".jp-HTMLViewer:visible iframe")
-    frame.locator("body").wait_for()
-    return frame
-
-
-def open_in_a_new_tab(page, name: str):
-    """The file browser's context menu on ``name`` (in the folder it shows): Open in New Browser
-    Tab. Returns the new tab, loaded."""
-    page.locator(".jp-DirListing-item", has_text=name).first.click(button="right")
+    where = tab.locator("#submitted_assignments_list")
+    if timestamp is not None:
+        where = where.locator(".nested_list_item", has_text=timestamp)
     with page.context.expect_page() as opened:
-        page.locator(".lm-Menu-item[data-command='filebrowser:open-browser-tab']").click()
-    tab = opened.value
-    tab.wait_for_load_state()
-    return tab
+        where.locator("a", has_text="view feedback").first.click()
+    feedback = opened.value
+    feedback.wait_for_load_state()
+    assert feedback.url.split("?")[0].endswith(f"/{assignment}.html"), feedback.url
+    return feedback
 
 
 # ---------------------------------------------------------------------------------- the grader service

@@ -6,9 +6,13 @@ from hub/roster.csv, real nbgrader, Debian's Chromium driven by Playwright. One 
  1. The instructor opens a terminal in the course's grader service, runs `course release
     04_conv_backward`, and sees it released in formgrader's Manage Assignments.
  2. Three students, each in their own browser, fetch 04 in the Assignments tab, open it, put code
-    into the solution cells through the editor (ada: the full solution; cleo: the unflipped-kernel
-    mistake; ben: nothing), run all cells, press Validate (the dialog's verdict is checked),
-    and submit from the Assignments tab.
+    into the solution cells through the editor (ada and cleo: the unflipped-kernel mistake; ben:
+    nothing), run all cells, press Validate (the dialog's verdict is checked), and submit from
+    the Assignments tab. Feedback before the deadline (the grading service, `course serve`, with
+    the course's policy lowered to 2 graded attempts a day): within 60 s of each Submit ada's
+    Fetch Feedback brings a page that names her mistake; she fixes it (Validate passes),
+    resubmits, and every check passes; her third, changed submission is past the day's limit and
+    its page says when the next graded attempt is. Ben's Fetch Feedback brings his own page only.
  3. The TA collects and autogrades in formgrader (the hidden suites, in the sandbox, as the
     grader account), sees the students' names from the roster, grades the written derivation by hand with points and a comment, and
     generates and releases feedback.
@@ -16,8 +20,9 @@ from hub/roster.csv, real nbgrader, Debian's Chromium driven by Playwright. One 
     no line of the hidden suites.
  5. Isolation: a student's browser is refused the course service, formgrader and another
     student's server and files; a cell in the student's own notebook cannot read the hidden
-    suites, solutions, sources, gradebook or other students' work, nor import the grader's code,
-    nor anything of the checkout the hub was started from.
+    suites, solutions, sources, gradebook or other students' work and feedback (fetched, or in the
+    exchange's feedback folder, which it cannot list), nor import the grader's code, nor anything
+    of the checkout the hub was started from.
  6. The student's own terminal (a login shell): `course check` is on its PATH and reports the
     tasks; reading the checkout's hidden suites and the gradebook is refused.
  7. The hub stops (its own test, also run when the scenario fails): nothing under its root is
@@ -59,7 +64,12 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "04_conv_backward"
 FAILURES = ROOT / "hub-test-failure"
 REQUIRE = os.environ.get("COURSE_REQUIRE_HUB", "") == "1"
-PERSONAS = {"demo-ada": filled_release, "demo-cleo": with_mistake, "demo-ben": blank}
+# What each student types first (ada then fixes her mistake from the grading service's feedback).
+PERSONAS = {"demo-ada": with_mistake, "demo-cleo": with_mistake, "demo-ben": blank}
+# The test course's policy for feedback before the deadline: a low daily limit, reached cheaply.
+ATTEMPTS_PER_DAY = 2
+POLICY = f'c.GradingService.assignments = {{"{ASSIGNMENT}": {{"attempts_per_day": {ATTEMPTS_PER_DAY}}}}}\n'
+SERVICE_FEEDBACK_S = 60   # from Submit to the grading service's feedback, fetched in the tab
 DERIVATION = ("By the chain rule, each input element receives the output gradient times every kernel weight it "
               "met: dA is the full convolution of dZ with the kernel rotated by 180 degrees, and dW is the "
               "cross-correlation of the input with dZ.")
@@ -181,6 +191,7 @@ def test_a_course_on_the_hub_used_in_a_browser(hub, browser):
         instructor = hb.log_in(browser, hub.url, "demo-instructor", hub.password)
         people.append(instructor)
         release_from_the_service_terminal(hub, instructor)
+        set_the_policy(hub)
         students = {}
         for name in PERSONAS:
             students[name] = hb.log_in(browser, hub.url, name, hub.password)
@@ -275,19 +286,117 @@ def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -
         _shot(page, "failing-check")
     kind, text = hb.validate(page, panel)
     failed = text.count("The following cell failed")
-    if student.name == "demo-ada":
-        assert typed == 5 and kind == "validation-success", text
-        assert "✓ conv backward matches" in outputs
-    elif student.name == "demo-cleo":
+    if PERSONAS[student.name] is with_mistake:
         assert typed == 5 and kind == "validation-failed" and failed == 1, text
         assert "check_conv_backward" in text, text
     else:
         assert typed == 0 and kind == "validation-failed" and failed >= 4, text
         assert "NotImplementedError" in text, text
     hb.close_dialog(page)
-    hb.submit(page, ASSIGNMENT)
+    submitted = _submit(hub, student)
+    if student.name == "demo-ada":
+        feedback_before_the_deadline(hub, student, panel, check, submitted)
+    elif student.name == "demo-ben":
+        only_ones_own_feedback(hub, student, submitted)
+
+
+def _submit(hub, student: hb.Person) -> float:
+    """Submit from the Assignments tab; returns when (time.monotonic)."""
+    before = _submissions(hub, student.name)
+    hb.submit(student.page, ASSIGNMENT)
+    # A resubmission's row is listed already: wait for the exchange to hold the new one.
+    assert _wait_for(lambda: len(_submissions(hub, student.name)) == len(before) + 1, timeout=60), "nothing submitted"
+    return time.monotonic()
+
+
+def _submissions(hub, student: str) -> list[Path]:
+    """The student's submissions of the assignment in the exchange's inbound/, oldest first
+    (nbgrader's names: student+assignment+timestamp+random; its timestamps sort as text)."""
     inbound = hub.layout.exchange / hub.layout.course_id / "inbound"
-    assert [p for p in inbound.iterdir() if p.name.startswith(f"{student.name}+{ASSIGNMENT}+")], "nothing submitted"
+    return sorted((p for p in inbound.iterdir() if p.name.startswith(f"{student}+{ASSIGNMENT}+")),
+                  key=lambda p: p.name.split("+")[2])
+
+
+def set_the_policy(hub) -> None:
+    """The instructor lowers the daily limit in the course's nbgrader_config.py, as the README
+    says; the running grading service reads it at its next scan (no restart)."""
+    config = hub.layout.course_folder / "nbgrader_config.py"
+    with config.open("a") as out:   # appending keeps the grader account's ownership and mode
+        out.write("\n# The hub test's policy: a low daily limit.\n" + POLICY)
+
+
+def _service_feedback(hub, student: hb.Person, submitted: float, shot: str | None = None) -> str:
+    """The grading service's feedback on the student's latest submission, as the student gets it:
+    once the service has published its final page (not the queue's "in the queue" page) for that
+    submission, Fetch Feedback in the Assignments tab and open it (one click). Returns its text,
+    all within SERVICE_FEEDBACK_S of ``submitted``. ``shot``: the README's screenshots of the tab and the page."""
+    from course_tools.service.publish import feedback_folder, feedback_names
+
+    latest = _submissions(hub, student.name)[-1]
+    name = feedback_names(latest, [ASSIGNMENT])[ASSIGNMENT]
+    published = feedback_folder(hub.layout.exchange, hub.layout.course_id) / name
+    assert _wait_for(lambda: published.exists() and "grading queue" not in published.read_text(),
+                     timeout=SERVICE_FEEDBACK_S - (time.monotonic() - submitted)), \
+        f"no feedback from the grading service {SERVICE_FEEDBACK_S} s after {student.name}'s Submit"
+    hb.fetch_feedback(student.page, ASSIGNMENT)
+    if shot:
+        _shot(student.page, f"{shot}-tab")
+    tab = hb.open_feedback(student.page, ASSIGNMENT, latest.name.split("+")[2])
+    tab.locator("h1", has_text="feedback on your submission").wait_for()
+    text = tab.locator("body").inner_text()
+    assert time.monotonic() - submitted < SERVICE_FEEDBACK_S, f"{time.monotonic() - submitted:.0f} s"
+    if shot:
+        _shot(tab, shot)
+    tab.close()
+    return text
+
+
+def feedback_before_the_deadline(hub, student: hb.Person, panel, check: int, submitted: float) -> None:
+    """Issue 23 on the hub: the unflipped kernel submitted, the grading service's feedback in the
+    Assignments tab names the mistake; fixed and resubmitted, every check passes; one more
+    changed submission is past the day's limit (POLICY) and its page says when the next is."""
+    page = student.page
+    text = _service_feedback(hub, student, submitted, shot="feedback-before-the-deadline")
+    assert "conv_backward: \N{BALLOT X} failed" in text, text
+    assert "This looks like a known mistake: the kernel is not rotated by 180 degrees" in text, text
+    assert "Points:" not in text, "the course's policy (checks) shows no points before the deadline"
+    # The fix: the one cell the mistake changed, as the solution has it; Validate now passes.
+    solved = filled_release(ASSIGNMENT)
+    fixed = next(i for i, (a, b) in enumerate(zip(with_mistake(ASSIGNMENT).cells, solved.cells)) if a.source != b.source)
+    _reopen(page, panel)
+    hb.replace_cell_source(page, panel, fixed, solved.cells[fixed].source)
+    hb.run_all(page, panel)
+    hb.save(page, panel, Path('/home') / student.name / ASSIGNMENT / f'{ASSIGNMENT}.ipynb')
+    assert "✓ conv backward matches" in hb.cell(panel, check).locator(".jp-OutputArea").text_content()
+    kind, dialog = hb.validate(page, panel)
+    assert kind == "validation-success", dialog
+    hb.close_dialog(page)
+    text = _service_feedback(hub, student, _submit(hub, student))
+    tasks = re.search(r"(\d+) of (\d+) tasks pass every hidden check", text)
+    assert tasks and tasks.group(1) == tasks.group(2) and "\N{BALLOT X} failed" not in text, text
+    # A third changed notebook: past the limit, kept for the final grading, not graded now.
+    _reopen(page, panel)
+    hb.replace_cell_source(page, panel, fixed, solved.cells[fixed].source + "\n# rotated: flipped on both spatial axes\n")
+    hb.save(page, panel, Path('/home') / student.name / ASSIGNMENT / f'{ASSIGNMENT}.ipynb')
+    text = _service_feedback(hub, student, _submit(hub, student))
+    assert f"graded attempts of {ASSIGNMENT} are used up ({ATTEMPTS_PER_DAY} a day" in text, text
+    assert "Your next graded attempt is possible from" in text and "kept for the final grading" in text, text
+    _reopen(page, panel)
+
+
+def _reopen(page, panel) -> None:
+    """Back to the notebook's tab (the file browser's move may have taken the focus)."""
+    page.locator(".lm-TabBar-tab", has_text=f"{ASSIGNMENT}.ipynb").first.click()
+    panel.wait_for()
+
+
+def only_ones_own_feedback(hub, student: hb.Person, submitted: float) -> None:
+    """A second student's Fetch Feedback brings their own page only (ada's three are not theirs
+    to fetch: their names are hashes of secrets only ada's submissions hold)."""
+    text = _service_feedback(hub, student, submitted)
+    assert re.search(r"\b0 of \d+ tasks pass every hidden check", text), text
+    fetched = sorted((Path("/home") / student.name / ASSIGNMENT / "feedback").glob("*/*.html"))
+    assert len(fetched) == 1, fetched
 
 
 def grade_in_formgrader(hub, ta: hb.Person) -> None:
@@ -373,11 +482,12 @@ def _wait_for(condition, timeout: float = 30) -> bool:
 def read_the_feedback(hub, student: hb.Person) -> None:
     page = student.page
     hb.fetch_feedback(page, ASSIGNMENT)
-    frame = hb.open_feedback(page, ASSIGNMENT)
-    html = frame.locator("html").inner_html()
-    text = frame.locator("body").inner_text()
+    # The final grading's feedback is on the latest submission (the earlier ones keep the service's).
+    tab = hb.open_feedback(page, ASSIGNMENT, _submissions(hub, student.name)[-1].name.split("+")[2])
+    html = tab.locator("html").inner_html()
+    text = tab.locator("body").inner_text()
     if student.name == "demo-cleo":
-        _shot(page, "feedback")
+        _shot(tab, "feedback")
     shown = {name: round(float(score), 2) for name, score in
              re.findall(r'href="#([\w-]+)">[^<]*</a> \(Score: ([\d.]+) / [\d.]+\)', html)}
     total = re.search(r"\(Score: ([\d.]+) / ([\d.]+)\)", text)
@@ -391,8 +501,8 @@ def read_the_feedback(hub, student: hb.Person) -> None:
         assert MANUAL[student.name][1] in text, "the grader's comment is not in the feedback"
     if student.name == "demo-cleo":
         assert "Not run for grading" in text, "04's demonstrations are not named in the feedback"
-        _lines_fit(frame, "the feedback")
-        feedback_in_a_tab_of_its_own(student)
+        feedback_in_a_tab_of_its_own(student, tab)
+    tab.close()
 
 
 def _lines_fit(page, where: str) -> None:
@@ -402,19 +512,19 @@ def _lines_fit(page, where: str) -> None:
     assert not wide, f"outputs wider than {where}: {wide}"
 
 
-def feedback_in_a_tab_of_its_own(student: hb.Person) -> None:
-    """The feedback opened with the file browser's "Open in New Browser Tab": no "Trust HTML"
-    step (the server serves it sandboxed), and its math typeset by the server's own MathJax."""
-    tab = hb.open_in_a_new_tab(student.page, f"{ASSIGNMENT}.html")
-    # The file browser may add the server's _xsrf token as a query: the path is what names the page.
+def feedback_in_a_tab_of_its_own(student: hb.Person, tab) -> None:
+    """The feedback as (view feedback) opened it, in one click: a browser tab of its own from the
+    server's /files/, with no "Trust HTML" step (the server serves it sandboxed), its math typeset
+    by the server's own MathJax; the file browser has moved to its folder as well."""
+    # The server's _xsrf query may follow: the path is what names the page.
     path = urllib.parse.urlsplit(tab.url).path
-    assert f"/user/{student.name}/files/" in path and path.endswith(f"/{ASSIGNMENT}.html"), tab.url
+    assert f"/user/{student.name}/files/{ASSIGNMENT}/feedback/" in path and path.endswith(f"/{ASSIGNMENT}.html"), tab.url
     # Sandboxed: its scripts run in an origin of their own, without the student's cookies or API.
     assert tab.evaluate("() => window.origin") == "null", "the feedback tab runs with the server's origin"
     assert "sandbox allow-scripts" in tab.request.get(tab.url).headers.get("content-security-policy", "")
     _math_typeset(tab, "the feedback")
-    _lines_fit(tab, "the feedback in a tab of its own")
-    tab.close()
+    _lines_fit(tab, "the feedback")
+    student.page.locator(".jp-DirListing-item", has_text=f"{ASSIGNMENT}.html").first.wait_for()
 
 
 def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
@@ -439,6 +549,11 @@ def isolation(hub, student: hb.Person, ta: hb.Person) -> None:
                folder / "autograded" / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                folder / "feedback" / other / ASSIGNMENT / f"{ASSIGNMENT}.html",
                layout.exchange / course / "inbound", layout.grader_home / ".jupyter" / "nbgrader_config.py",
+               # Feedback before the deadline: the other student's fetched page, the service's
+               # folder, and the exchange's feedback folder (readable by exact name only, which
+               # is a hash of a secret in the other student's submission, as for nbgrader's own).
+               *sorted((Path("/home") / other / ASSIGNMENT / "feedback").glob("*/*.html")),
+               folder / ".service", layout.exchange / course / "feedback",
                Path("/home") / other / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"]
     assert all(os.path.exists(p) for p in secrets), [p for p in secrets if not os.path.exists(p)]
     found = _probe_from_a_cell(student, [str(p) for p in secrets], layout.exchange / course / "inbound")
