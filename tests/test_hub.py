@@ -295,7 +295,7 @@ def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -
     hb.close_dialog(page)
     submitted = _submit(hub, student)
     if student.name == "demo-ada":
-        feedback_before_the_deadline(hub, student, panel, check, submitted)
+        feedback_before_the_deadline(hub, student, panel, submitted)
     elif student.name == "demo-ben":
         only_ones_own_feedback(hub, student, submitted)
 
@@ -351,7 +351,7 @@ def _service_feedback(hub, student: hb.Person, submitted: float, shot: str | Non
     return text
 
 
-def feedback_before_the_deadline(hub, student: hb.Person, panel, check: int, submitted: float) -> None:
+def feedback_before_the_deadline(hub, student: hb.Person, panel, submitted: float) -> None:
     """Issue 23 on the hub: the unflipped kernel submitted, the grading service's feedback in the
     Assignments tab names the mistake; fixed and resubmitted, every check passes; one more
     changed submission is past the day's limit (POLICY) and its page says when the next is."""
@@ -360,14 +360,13 @@ def feedback_before_the_deadline(hub, student: hb.Person, panel, check: int, sub
     assert "conv_backward: \N{BALLOT X} failed" in text, text
     assert "This looks like a known mistake: the kernel is not rotated by 180 degrees" in text, text
     assert "Points:" not in text, "the course's policy (checks) shows no points before the deadline"
-    # The fix: the one cell the mistake changed, as the solution has it; Validate now passes.
+    # The fix: the one cell the mistake changed, as the solution has it; Validate (which runs
+    # every cell itself: no Run All, to keep the scenario short) now passes.
     solved = filled_release(ASSIGNMENT)
     fixed = next(i for i, (a, b) in enumerate(zip(with_mistake(ASSIGNMENT).cells, solved.cells)) if a.source != b.source)
     _reopen(page, panel)
     hb.replace_cell_source(page, panel, fixed, solved.cells[fixed].source)
-    hb.run_all(page, panel)
     hb.save(page, panel, Path('/home') / student.name / ASSIGNMENT / f'{ASSIGNMENT}.ipynb')
-    assert "✓ conv backward matches" in hb.cell(panel, check).locator(".jp-OutputArea").text_content()
     kind, dialog = hb.validate(page, panel)
     assert kind == "validation-success", dialog
     hb.close_dialog(page)
