@@ -211,6 +211,13 @@ def test_the_earlier_release_keeps_full_marks_on_its_own_tasks(versioned, earlie
         assert "A later release rewrote experiment_precision" in version_note(result, "experiment_precision")
         assert "A later release rewrote experiment_precision" in page
         assert "rewrote" not in version_note(result, "loss_scaler")
+        # the kept checks can fail: v1's blank release (its cells unanswered, a few seconds) scores zero
+        blank = nbformat.read(str(earlier / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+        result = grade_one(assignment, _write(blank, versioned / "blank" / f"{assignment}.ipynb"),
+                           GradingSettings.current(course_root=versioned))
+        assert result["grading_error"] is None and result["version"]["graded"] == "v1", result["grading_error"]
+        assert {t: r["score"] for t, r in result["tasks"].items()} == {t: 0 for t in v1_tasks}
+        assert sorted(result["earlier_checks"]) == sorted(EARLIER_CONTRACTS)
 
 
 def _point_course_at(folder: Path, release_root: Path, source_root: Path) -> None:
