@@ -5,7 +5,9 @@
 Both folders are release folders (a stored version's, release_versions.py, or assignments/<id>/):
 their notebooks and student course_lib. The lines name what the earlier release provided that
 the new one no longer does (course_lib names removed or renamed, such as a setup helper the
-earlier notebook imports), tasks added or removed, and points changed.
+earlier notebook imports), tasks added or removed, points changed, and tasks whose code cell was
+rewritten (a new contract, release_versions.task_contracts), with whether the hidden suite keeps
+checks for the earlier contract or today's checks will grade the earlier release's submissions.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from pathlib import Path
 
 import nbformat
 
-from .release_versions import describe_release
+from .release_versions import describe_release, task_contracts
+
+SUITES = Path(__file__).resolve().parents[1] / "autograder"
 
 
 def top_level_names(course_lib: Path) -> dict[str, set[str]]:
@@ -48,6 +52,25 @@ def _cells_using(folder: Path, name: str) -> list[str]:
     return out
 
 
+def _rewritten(old_nb: Path, new_nb: Path) -> list[str]:
+    """One line per task of both notebooks whose <task>_code cell has another contract in the new."""
+    before = task_contracts(nbformat.read(str(old_nb), as_version=4))
+    after = task_contracts(nbformat.read(str(new_nb), as_version=4))
+    suite = "".join(p.read_text(errors="replace") for p in sorted((SUITES / new_nb.stem).glob("*.py")))
+    lines = []
+    for task in sorted(t for t in before if t in after and before[t] != after[t]):
+        line = f"rewritten: {task}_code (contract {before[task]} -> {after[task]})"
+        if before[task] in suite:
+            line += (f"; the hidden suite names {before[task]}: the checks it marks for that contract grade the "
+                     f"earlier release's submissions")
+        else:
+            line += (f"; no hidden check names {before[task]}, so today's checks grade the earlier release's "
+                     f"submissions: if they no longer fit, keep the earlier checks with "
+                     f"@task({task!r}, contract={before[task]!r})")
+        lines.append(line)
+    return lines
+
+
 def changes(old_folder: Path, new_folder: Path) -> list[str]:
     """One line per change that matters to a student holding the release in ``old_folder``."""
     lines = []
@@ -77,6 +100,7 @@ def changes(old_folder: Path, new_folder: Path) -> list[str]:
         lines += [f"task removed: {t} ({before[t]:g} points)" for t in before if t not in after]
         lines += [f"points changed: {t} {before[t]:g} -> {after[t]:g}" for t in before
                   if t in after and before[t] != after[t]]
+        lines += _rewritten(old_folder / name, new_folder / name)
         edited = sorted(g for g in old[name]["locked"] if g in new[name]["locked"]
                         and old[name]["locked"][g] != new[name]["locked"][g])
         if edited:

@@ -14,6 +14,12 @@ version is an error, never a silently different grading.
 The released notebook carries its label (``metadata.course.release_version``), but a label is only
 a claim: ``match`` finds the versions whose locked cells the submission has, and a label naming
 another version is refused (``VersionError``), as is a notebook that matches none.
+
+A task's contract (``task_contracts``) is what its solution cell hands the student to fill in, the
+``<task>_code`` cell as released (its names, signatures, docstrings, given code; comment lines
+and blank lines left out). When a later release rewrites that cell, today's hidden checks of the task
+may no longer fit an earlier version's submissions: a hidden check marked with the earlier
+contract's fingerprint (suite.task's ``contract`` and ``not_for``) grades those instead.
 """
 from __future__ import annotations
 
@@ -53,6 +59,25 @@ def graded_tasks(nb) -> dict[str, float]:
     """task id -> points of each autograded test cell of ``nb`` (suite.graded_tasks, from a node)."""
     return {_meta(c)["grade_id"]: float(_meta(c)["points"]) for c in nb.cells
             if _meta(c).get("grade") and not _meta(c).get("solution") and c.get("cell_type") == "code"}
+
+
+def code_contract(source: str) -> str:
+    """A fingerprint (12 hex digits) of Python ``source`` that ignores blank lines, lines that are
+    only a comment and trailing spaces. Plain text on purpose: the fingerprint is written into
+    hidden tests, and Python's tokenizer and AST dump differ between Python versions."""
+    kept = [line.rstrip() for line in source.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return _sha("\n".join(kept))[:12]
+
+
+def task_contracts(nb) -> dict[str, str]:
+    """task id -> the contract fingerprint of each graded task of ``nb`` that has a ``<task>_code``
+    solution cell (a task implemented in course_lib has none here: its contract is the library's)."""
+    code = {}
+    for c in nb.cells:
+        gid = _meta(c).get("grade_id")
+        if c.get("cell_type") == "code" and _meta(c).get("solution") and gid and gid.endswith("_code"):
+            code[gid[: -len("_code")]] = c.get("source", "")
+    return {task: code_contract(code[task]) for task in graded_tasks(nb) if task in code}
 
 
 def tree_hash(folder: Path) -> str:

@@ -1,15 +1,18 @@
 """Release versions: a submission is graded against the release its student fetched.
 
 The earlier release is this repository's own history: commit EARLIER, before the setup helper
-``_axes_tuple`` of 01 was renamed and before 05 gained the tasks maxpool_mask and pool_col2im (a
-commit whose releases were generated from its own source, so `course release` accepts them). A
-student who fetched it and solved it hands in its release notebook with the solution cells of
-that commit's worked solutions (demo_class.answered). Today's bundle grades it: through
-`course grade` (nbgrader's path) for 01, through the one route for 05; and the release warning,
-status and feedback say which version is which.
+``_axes_tuple`` of 01 and 02 was renamed, before 05 gained the tasks maxpool_mask and pool_col2im,
+and before 07's precision experiment was rewritten (66e10ac) and its pooling experiment asked for
+gradient_statistics (5a97785): a commit whose releases were generated from its own source, so
+`course release` accepts them. A student who fetched it and solved it hands in its release
+notebook with the solution cells of that commit's worked solutions (demo_class.answered). Today's
+bundle grades it, one student per case: through `course grade` (nbgrader's path) for 01, through
+the one route for 02, 05 and 07; and the release warning, status and feedback say which version
+is which. 07's rewritten tasks are graded by the checks its suite keeps for EARLIER's contracts.
 """
 from __future__ import annotations
 
+import datetime
 import io
 import shutil
 import subprocess
@@ -24,22 +27,27 @@ from conftest import gradebook_task_scores
 from course_tools import release_versions
 from course_tools.build import ROOT, release_notebook
 from course_tools.cli import main as course
-from course_tools.course_dir import Course
+from course_tools.course_dir import Course, init_course
 from course_tools.demo_class import DemoClass, Persona, answered
 from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader
 from course_tools.grading.route import grade_one
 from course_tools.grading.settings import GradingSettings
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite import SUITES, graded_tasks
+from course_tools.grading.target import version_note
+from course_tools.release_changes import changes
+from course_tools.service.pages import graded_page
 
 EARLIER = "6d5b3f32853267853fcdb1c3da59ce9a34832549"  # releases and solutions generated from their source, before 1985c19 renamed _axes_tuple
+ASSIGNMENTS = ("01_forward_ops", "02_backward_ops", "05_pooling_backward", "07_experiments")
+# 07's contracts at EARLIER (release_versions.task_contracts of its release), which its suite names
+EARLIER_CONTRACTS = {"experiment_pooling": "de1e4117d615", "experiment_precision": "b4bf2f9a3bf9"}
 
 
 @pytest.fixture(scope="module")
 def earlier(tmp_path_factory) -> Path:
-    """source/, assignments/ and solutions/ of 01 and 05 at EARLIER, from this repository's history."""
+    """source/, assignments/ and solutions/ of ASSIGNMENTS at EARLIER, from this repository's history."""
     out = tmp_path_factory.mktemp("earlier")
-    paths = [f"{top}/{a}" for top in ("source", "assignments", "solutions") for a in ("01_forward_ops",
-                                                                                     "05_pooling_backward")]
+    paths = [f"{top}/{a}" for top in ("source", "assignments", "solutions") for a in ASSIGNMENTS]
     archive = subprocess.run(["git", "archive", EARLIER, *paths], cwd=ROOT, capture_output=True)
     if archive.returncode != 0:
         pytest.skip(f"commit {EARLIER[:7]} is not in this clone's history (a shallow clone?): "
@@ -55,6 +63,15 @@ def solved(earlier: Path, assignment: str, label: str | None = "v1") -> nbformat
         release.metadata.setdefault("course", {})["release_version"] = label
     return answered(release, nbformat.read(str(earlier / "solutions" / assignment / f"{assignment}.ipynb"),
                                            as_version=4))
+
+
+@pytest.fixture(scope="module")
+def versioned(tmp_path_factory, earlier) -> Path:
+    """One course folder for the grading cases: v1 (EARLIER) and v2 (today) of 02, 05 and 07."""
+    root = tmp_path_factory.mktemp("versioned")
+    for assignment in ("02_backward_ops", "05_pooling_backward", "07_experiments"):
+        two_versions(root, earlier, assignment)
+    return root
 
 
 def two_versions(course_root: Path, earlier: Path, assignment: str):
@@ -132,20 +149,74 @@ def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():
     assert "Graded against release v1 of 05_pooling_backward" in cell.outputs[0]["text"]
 
 
+def test_a_rewritten_task_is_named_at_release_with_the_checks_kept_for_it(earlier):
+    """07's rewrite changed the contracts of two tasks, and the fingerprints its suite keeps checks
+    for are those of the earlier release (a change to the fingerprint would strand them)."""
+    assignment = "07_experiments"
+    old = release_versions.task_contracts(nbformat.read(str(earlier / "assignments" / assignment /
+                                                            f"{assignment}.ipynb"), as_version=4))
+    new = release_versions.task_contracts(nbformat.read(str(release_notebook(assignment)), as_version=4))
+    assert {t for t in old if old[t] != new[t]} == set(EARLIER_CONTRACTS)
+    assert {t: old[t] for t in EARLIER_CONTRACTS} == EARLIER_CONTRACTS
+    suite = (SUITES / assignment / "test_experiments.py").read_text()
+    assert all(f'"{c}"' in suite for c in EARLIER_CONTRACTS.values())
+    lines = changes(earlier / "assignments" / assignment, release_notebook(assignment).parent)
+    rewritten = [line for line in lines if line.startswith("rewritten: ")]
+    assert [line.split()[1] for line in rewritten] == ["experiment_pooling_code", "experiment_precision_code"]
+    assert all("the hidden suite names" in line for line in rewritten), rewritten
+    # comment lines and blank lines are no new contract; a renamed function is
+    contract, code = release_versions.code_contract, "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
+    assert contract(code) == contract(code.replace("    # YOUR", "\n  # your"))
+    assert contract(code) != contract(code.replace("f(", "g("))
+
+
+def test_feedback_says_which_version_was_graded_when_it_is_not_the_latest():
+    def note(graded, own, latest, earlier_checks=()):
+        return version_note({"assignment": "07_experiments", "earlier_checks": list(earlier_checks),
+                             "version": {"graded": graded, "own": own, "latest": latest}}, "experiment_precision")
+
+    assert note("v2", "v2", "v2", ["experiment_precision"]) == ""  # the latest: nothing to say
+    assert note("v1", "v1", "v2").startswith("Graded against release v1 of 07_experiments, the one you worked on")
+    assert "rewrote" not in note("v1", "v1", "v2")
+    assert "A later release rewrote experiment_precision" in note("v1", "v1", "v2", ["experiment_precision"])
+    assert note("v2", "v1", "v2") == ("Graded against the latest release v2 of 07_experiments (you worked on v1), "
+                                      "as your instructor chose.\n")
+    assert version_note({"assignment": "x", "tasks": {}}) == ""  # no versions kept
+
+
 # ---------------------------------------------------------------------------------- real grading
 @pytest.mark.slow
-def test_tasks_added_later_are_not_graded_for_a_submission_of_the_earlier_release(tmp_path, earlier):
-    """05 at EARLIER had no maxpool_mask or pool_col2im (today's release has): its worked solution
-    keeps full marks on its own tasks, graded by today's hidden suites in the sandbox."""
-    two_versions(tmp_path, earlier, "05_pooling_backward")
-    notebook = _write(solved(earlier, "05_pooling_backward"), tmp_path / "sub" / "05_pooling_backward.ipynb")
-    result = grade_one("05_pooling_backward", notebook, GradingSettings.current(course_root=tmp_path))
+@pytest.mark.parametrize("assignment", ["02_backward_ops", "05_pooling_backward", "07_experiments"])
+def test_the_earlier_release_keeps_full_marks_on_its_own_tasks(versioned, earlier, assignment):
+    """What each lost when graded on today's bundle (issue 24): 02 backward_summation 0/3 (the setup
+    cell imports `_axes_tuple`), 05 maxpool_mask and pool_col2im as zeros (added later), 07
+    experiment_precision 0/4 and experiment_pooling 3/4 (rewritten). Graded against v1 by today's
+    hidden suites in the sandbox, the worked solution of EARLIER keeps every point of v1's tasks."""
+    notebook = _write(solved(earlier, assignment), versioned / "sub" / assignment / f"{assignment}.ipynb")
+    result = grade_one(assignment, notebook, GradingSettings.current(course_root=versioned))
     assert result["grading_error"] is None, result["grading_error"]
-    v1_tasks = graded_tasks(earlier / "assignments" / "05_pooling_backward" / "05_pooling_backward.ipynb")
-    assert {"maxpool_mask", "pool_col2im"} <= set(graded_tasks(release_notebook("05_pooling_backward")))
+    v1_tasks = graded_tasks(earlier / "assignments" / assignment / f"{assignment}.ipynb")
     assert {t: r["points"] for t, r in result["tasks"].items()} == v1_tasks
-    assert {t: r["score"] for t, r in result["tasks"].items()} == v1_tasks
+    assert {t: r["score"] for t, r in result["tasks"].items()} == v1_tasks, {
+        t: [c["message"] for c in r["checks"] if not c["passed"]][:2] for t, r in result["tasks"].items()}
     assert result["version"] == {"graded": "v1", "own": "v1", "latest": "v2", "policy": "own"}
+    if assignment == "05_pooling_backward":
+        assert {"maxpool_mask", "pool_col2im"} <= set(graded_tasks(release_notebook(assignment))) - set(result["tasks"])
+    page = graded_page(assignment, datetime.datetime(2026, 1, 1), result, show_scores=True)
+    assert f"Graded against release v1 of {assignment}, the one you worked on (the latest is v2)" in page
+    assert sorted(result.get("earlier_checks", [])) == (sorted(EARLIER_CONTRACTS) if assignment == "07_experiments"
+                                                       else [])
+    if assignment == "07_experiments":
+        assert "A later release rewrote experiment_precision" in version_note(result, "experiment_precision")
+        assert "A later release rewrote experiment_precision" in page
+        assert "rewrote" not in version_note(result, "loss_scaler")
+        # the kept checks can fail: v1's blank release (its cells unanswered, a few seconds) scores zero
+        blank = nbformat.read(str(earlier / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+        result = grade_one(assignment, _write(blank, versioned / "blank" / f"{assignment}.ipynb"),
+                           GradingSettings.current(course_root=versioned))
+        assert result["grading_error"] is None and result["version"]["graded"] == "v1", result["grading_error"]
+        assert {t: r["score"] for t, r in result["tasks"].items()} == {t: 0 for t in v1_tasks}
+        assert sorted(result["earlier_checks"]) == sorted(EARLIER_CONTRACTS)
 
 
 def _point_course_at(folder: Path, release_root: Path, source_root: Path) -> None:
@@ -158,15 +229,15 @@ def _point_course_at(folder: Path, release_root: Path, source_root: Path) -> Non
 def test_a_renamed_helper_costs_students_of_the_earlier_release_nothing(tmp_path, earlier, capsys):
     """01 released from EARLIER; ada and ben fetch and solve it. The instructor then releases today's
     01 (the setup cell's `_axes_tuple` renamed): the release lists them and the name, and refuses
-    without --force. `course grade` (nbgrader's path) gives both full marks on v1; status and
-    feedback say v1."""
+    without --force. `course grade` (nbgrader's path) gives ada full marks on v1 (one student
+    graded: ben's submission is the same work); status and feedback say v1."""
     assignment = "01_forward_ops"
     releases, sources = tmp_path / "releases", tmp_path / "sources"
     shutil.copytree(earlier / "assignments" / assignment, releases / assignment)
     shutil.copytree(earlier / "source" / assignment, sources / assignment)
     demo = DemoClass(tmp_path / "class", assignment)
     folder = str(demo.course_dir)
-    assert course(["init", folder, "--course-id", "demo", "--exchange", str(demo.exchange)]) == 0
+    init_course(demo.course_dir, "demo", demo.exchange)  # `course init` without building the student install
     _point_course_at(demo.course_dir, releases, sources)
     assert course(["release", assignment, "--course", folder]) == 0
     assert "released 01_forward_ops v1" in capsys.readouterr().out
@@ -194,12 +265,11 @@ def test_a_renamed_helper_costs_students_of_the_earlier_release_nothing(tmp_path
     assert release_versions.claimed_label(nbformat.read(str(outbound), as_version=4)) == "v2"
 
     assert course(["collect", assignment, "--course", folder]) == 0
-    assert course(["grade", assignment, "--course", folder, "--workers", "2"]) == 0
+    assert course(["grade", assignment, "--course", folder, "--student", "ada", "--workers", "1"]) == 0
     points = graded_tasks(releases / assignment / f"{assignment}.ipynb")
     with Course(demo.course_dir).gradebook() as gradebook:
         scores = gradebook_task_scores(gradebook, assignment, points)
-    for student in ("ada", "ben"):
-        assert scores[student] == points, student  # forward_summation 3 of 3: `_axes_tuple` was there in v1
+    assert scores["ada"] == points  # forward_summation 3 of 3: `_axes_tuple` was there in v1
     capsys.readouterr()
     assert course(["status", assignment, "--course", folder]) == 0
     out = capsys.readouterr().out

@@ -28,6 +28,13 @@ REFERENCE = "im2col + autograd"
 PRECISIONS = ("float64", "float32", "mixed float16", "float16 loss")
 MIXED = ("mixed float16", "float16 loss")   # the recipe (loss in float32), and the loss in float16
 
+# Contracts of earlier releases (release_versions.task_contracts: the fingerprint of the released
+# <task>_code cell), kept so that a student who fetched one is graded on what it asked for:
+# experiment_pooling before it asked for gradient_statistics (5a97785), experiment_precision before
+# its rewrite (66e10ac: three precisions, the loss in float16, one stress run). See the end of file.
+EARLIER_POOLING = "de1e4117d615"
+EARLIER_PRECISION = "b4bf2f9a3bf9"
+
 # Everything read here was made by the submission (even the locked setup cell's sizes can be
 # rebound by a later cell): each value goes through a reader of course_tools.grading.expect
 # before it is converted or compared, so a wrong type fails that check, never the grading.
@@ -266,7 +273,7 @@ def _constructed_gradients(rng, n):
     return grads
 
 
-@task("experiment_pooling", weight=2)
+@task("experiment_pooling", weight=2, not_for=EARLIER_POOLING)
 def test_gradient_statistics_on_constructed_gradients(student, rng):
     """gradient_statistics on gradients whose layers differ in sparsity: the fraction over all entries and the joint norm"""
     for n in (3, 1):
@@ -630,3 +637,152 @@ def test_update_custom_factors_and_floor(student, settings, flags, what):
     steps = [[np.array([0.5], np.float16) if f else np.array([np.nan], np.float16)] for f in flags]
     _, columns = _run_scaler_columns(student, settings, steps)
     _expect_run(columns, settings, flags, what, rtol=1e-12, atol=1e-8)
+
+
+# ------------------------------------------------- experiment_precision as releases before 66e10ac asked
+# precision_results had three precisions, "mixed float16" computed its loss in float16 (so its first
+# step, at 2^16, overflowed), and stress_results was one run. Today's precision checks do not grade
+# this contract (these name it); the loss_scaler replays and readers above are shared.
+EARLIER_PRECISIONS = PRECISIONS[:3]
+
+
+def _earlier_precision(student):
+    results = _results(student, "precision_results", EARLIER_PRECISIONS)
+    seeds = _seeds(student, "PREC_SEEDS")
+    for name in EARLIER_PRECISIONS:
+        where = f"precision_results[{name!r}]"
+        r = _fields(results[name], where, PREC_PER_SEED + (
+            "losses", "scales", "parameter_count", "parameter_bytes", "peak_bytes"))
+        _per_seed(r, where, PREC_PER_SEED, seeds)
+        for key in ("losses", "scales"):
+            as_numbers(r[key], f"{where}[{key!r}]", shape=(None,))
+        for key in ("parameter_count", "parameter_bytes"):
+            as_float(r[key], f"{where}[{key!r}]")
+    return results
+
+
+def _earlier_stress(student):
+    run = _fields(_variable(student, "stress_results"), "stress_results",
+                  ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
+    as_float(run["init_scale"], "stress_results['init_scale']")
+    for key in ("scales", "losses"):
+        as_numbers(run[key], f"stress_results[{key!r}]", shape=(None,))
+    return run
+
+
+@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
+def test_earlier_precision_results_structure(student):
+    """precision_results has a record per precision; float64 and float32 skip nothing"""
+    results = _earlier_precision(student)
+    for name in EARLIER_PRECISIONS:
+        r = results[name]
+        losses = np.asarray(r["losses"], dtype=float)
+        assert losses.ndim == 1 and losses.size > 0 and np.all(np.isfinite(losses)), \
+            f"{name}: the recorded losses (first seed) must be a non-empty list of finite numbers"
+        assert all(_is_number(t) and t > 0 for t in r["train_seconds"]), f"{name}: train_seconds must be positive"
+        assert isinstance(r["peak_bytes"], int) and r["peak_bytes"] > 0, f"{name}: peak_bytes must be a positive int"
+    for name in ("float64", "float32"):
+        assert list(results[name]["skipped_steps"]) == [0] * len(results[name]["skipped_steps"]), \
+            f"{name} has no loss scaler: its skipped_steps are 0"
+        assert list(results[name]["scales"]) == [], f"{name} has no loss scaler: its scales list is empty"
+
+
+@task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
+def test_earlier_parameter_bytes_by_precision(student):
+    """parameter bytes: 8, 4 and 2 per parameter, for small_cnn's parameter count"""
+    results = _earlier_precision(student)
+    counts = {name: results[name]["parameter_count"] for name in EARLIER_PRECISIONS}
+    assert all(c == SMALL_CNN_PARAMETERS for c in counts.values()), (
+        f"parameter_count should be small_cnn's for every precision (the dtype does not change it), got {counts}")
+    b64, b32, b16 = (results[name]["parameter_bytes"] for name in EARLIER_PRECISIONS)
+    assert b32 == 4 * SMALL_CNN_PARAMETERS, f"float32 parameters take 4 bytes each: got {b32} bytes"
+    assert 2 * b16 == b32, f"float16 parameters take half the bytes of float32 ones: got {b16} and {b32}"
+    assert b64 == 2 * b32, f"float64 parameters take twice the bytes of float32 ones: got {b64} and {b32}"
+
+
+@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
+def test_earlier_mixed_run_scales(student):
+    """the mixed float16 run records one scale per update and starts by backing off from 2^16"""
+    mixed = _earlier_precision(student)["mixed float16"]
+    scales = np.asarray(mixed["scales"], dtype=float)
+    assert scales.shape == np.asarray(mixed["losses"]).shape and scales.size > 0, \
+        "mixed float16: record the scale after every update (as many scales as losses)"
+    assert np.all(np.isfinite(scales) & (scales > 0)), "mixed float16: the scales must be positive numbers"
+    assert scales[0] < 2.0 ** 16, ("mixed float16: with the loss in float16 the first step at 2^16 overflows, so it "
+                                   "must be skipped and the scale backed off below 2^16")
+    assert all(isinstance(k, int) and k >= 1 for k in mixed["skipped_steps"]), (
+        f"mixed float16: every seed's run starts with an overflowing step, so skipped_steps >= 1; "
+        f"got {mixed['skipped_steps']}")
+
+
+@task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
+def test_earlier_stress_test_backs_off_and_grows(student):
+    """stress test from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
+    s, updates = _earlier_stress(student), _count(student, "STRESS_UPDATES")
+    assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
+        "stress_results should record init_scale 2**24 and growth_interval 10"
+    scales = np.asarray(s["scales"], dtype=float)
+    assert scales.shape == (updates,), f"stress_results['scales']: one scale per update ({updates}), got {scales.shape}"
+    assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
+        "a 2^24 scale overflows float16 at once: at least one step must be skipped"
+    assert scales[0] < 2.0 ** 24, "after the first (overflowing) step the scale must be below 2^24"
+    drops = np.flatnonzero(np.diff(np.concatenate([[2.0 ** 24], scales])) < 0)
+    rises = np.flatnonzero(np.diff(scales) > 0)
+    assert len(rises) and rises.max() + 1 > drops.min(), \
+        "after backing off, the scale must grow again once growth_interval finite steps have passed"
+    losses = np.asarray(s["losses"], dtype=float)
+    assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
+        "stress_results['losses']: one finite loss per update"
+
+
+@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
+def test_earlier_stress_test_counts_its_skipped_steps(student):
+    """the stress test's skipped_steps is the number of times its scale backed off"""
+    s = _earlier_stress(student)
+    scales = np.asarray(s["scales"], dtype=float)
+    drops = int(np.sum(np.diff(np.concatenate([[float(s["init_scale"])], scales])) < 0))
+    assert s["skipped_steps"] == drops, (
+        f"stress_results['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times")
+
+
+@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
+def test_earlier_precisions_learn_alike(student):
+    """every precision learns (accuracy well above chance); float64 and float32 runs coincide"""
+    results = _earlier_precision(student)
+    for name in EARLIER_PRECISIONS:
+        acc = np.asarray(results[name]["test_accuracy"], dtype=float)
+        assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
+            f"{name}: mean test accuracy {acc.mean():.2f}; after training it should be well above chance (0.1)")
+    l64 = np.asarray(results["float64"]["losses"], dtype=float)
+    l32 = np.asarray(results["float32"]["losses"], dtype=float)
+    assert l64.shape == l32.shape and np.allclose(l64, l32, rtol=1e-2, atol=1e-3), (
+        "float64 and float32 train the same model from the same seed on the same batches: their losses should "
+        "agree to well within 1%")
+    a16, a32 = np.mean(results["mixed float16"]["test_accuracy"]), np.mean(results["float32"]["test_accuracy"])
+    assert abs(a16 - a32) < 0.15, (f"mixed float16's mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
+                                   f"is loss scaling skipping or corrupting updates?")
+
+
+@task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
+def test_earlier_stress_scales_follow_the_rules(student):
+    """the stress test's scale sequence (your update) follows the back-off / growth rules"""
+    s = _earlier_stress(student)
+    scales = np.asarray(s["scales"], dtype=float)
+    assert scales.ndim == 1 and scales.size > 0, "stress_results['scales'] is empty"
+    skipped = _assert_replays(scales, 2.0 ** 24, 10, "stress test (init 2^24, growth_interval 10)")
+    assert s["skipped_steps"] == skipped, (
+        f"stress test: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
+
+
+@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
+def test_earlier_mixed_run_scales_follow_the_rules(student):
+    """the mixed float16 run's scale sequence (your update) follows the back-off / growth rules"""
+    mixed = _earlier_precision(student)["mixed float16"]
+    scales = np.asarray(mixed["scales"], dtype=float)
+    assert scales.ndim == 1 and scales.size > 0, "precision_results['mixed float16']['scales'] is empty"
+    init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
+    skipped = _assert_replays(scales, float(init), int(growth),
+                              f"mixed float16 run, first seed (init {init:g}, growth_interval {growth})")
+    assert mixed["skipped_steps"][0] == skipped, (
+        f"mixed float16, first seed: skipped_steps is {mixed['skipped_steps'][0]}, but the scale backed off "
+        f"{skipped} times")

@@ -30,6 +30,7 @@ from .runner import grade_in_process
 from .settings import GradingSettings
 from ..terminal import printable
 from .suite import FEEDBACK_WIDTH, feedback_text
+from .target import version_note
 
 
 class GradingFailed(RuntimeError):
@@ -129,7 +130,7 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         if graded is None:
             message = result.get("fatal") or "no hidden checks for this cell"
             return [nbformat.v4.new_output("error", ename="NotGraded", evalue=message, traceback=[message])]
-        text = version_note(result) + feedback_text(task_id, graded)
+        text = version_note(result, task_id) + feedback_text(task_id, graded)
         if result.get("cell_errors"):
             text += "Cells that raised while your notebook ran:\n" + "".join(
                 f"  {e}\n" for e in result["cell_errors"][:10])
@@ -145,18 +146,6 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         # (the latest release's): the same fraction of the cell's points.
         fraction = graded["score"] / graded["points"] if graded["points"] else 0.0
         return outputs + _score_outputs(fraction, cell_points, f"{graded['score']:g} / {graded['points']:g} points")
-
-
-def version_note(result: dict) -> str:
-    """The line above the feedback saying which release was graded, when it is not the latest."""
-    version = result.get("version") or {}
-    if not version or version["graded"] == version["own"] == version["latest"]:
-        return ""
-    if version["graded"] != version["latest"]:
-        return (f"Graded against release {version['graded']} of {result['assignment']}, the one you worked on "
-                f"(the latest is {version['latest']}): its tasks and points.\n")
-    return (f"Graded against the latest release {version['latest']} of {result['assignment']} (you worked on "
-            f"{version['own']}), as your instructor chose.\n")
 
 
 def _score_outputs(fraction: float, cell_points: float, what: str) -> list:

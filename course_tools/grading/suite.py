@@ -36,6 +36,7 @@ from course_lib.checks import assert_close
 
 from ..build import release_notebook as release_notebook_of
 from ..demonstrations import is_demonstration
+from ..release_versions import task_contracts
 from ..terminal import printable
 from .expect import as_number_or_array, as_numbers
 from .session import CURRENT, GradingError, StudentError, StudentSession
@@ -45,12 +46,27 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "autograder"
 
 
-def task(task_id: str, weight: float = 1.0):
-    """Mark a hidden test as one check of ``task_id``."""
+def task(task_id: str, weight: float = 1.0, contract: str | None = None, not_for: tuple[str, ...] = ()):
+    """Mark a hidden test as one check of ``task_id``. A task's contract is the fingerprint of its
+    released ``<task>_code`` cell (release_versions.task_contracts). ``contract``: this check grades
+    only a release whose task has that contract (one an earlier release handed out, kept for its
+    students); once a check names a contract, the task's other checks do not grade it.
+    ``not_for``: contracts this check does not fit (a function the earlier cell did not ask for)."""
     known = {t for a in tasks.ASSIGNMENTS for t in tasks.LIBRARY_TASKS[a] + tasks.NOTEBOOK_TASKS[a]}
     if task_id not in known:
         raise ValueError(f"unknown task id {task_id!r}")
-    return pytest.mark.task(task_id, weight=weight)
+    not_for = (not_for,) if isinstance(not_for, str) else tuple(not_for)
+    return pytest.mark.task(task_id, weight=weight, contract=contract, not_for=not_for)
+
+
+def fits_contract(marker, contracts: dict[str, str], named: set[tuple[str, str]]) -> bool:
+    """Whether the check with task ``marker`` grades the release whose tasks have ``contracts``
+    (task -> fingerprint); ``named``: the (task, contract) pairs some check names."""
+    task_id, mine = marker.args[0], contracts.get(marker.args[0])
+    wanted = marker.kwargs.get("contract")
+    if wanted is not None:
+        return wanted == mine
+    return (task_id, mine) not in named and mine not in marker.kwargs.get("not_for", ())
 
 
 def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-8, dtype=None):
@@ -107,22 +123,36 @@ class _Recorder:
     comes from the grader itself: it becomes a grading error, as does a check that skips or a
     fixture that fails; none of them is a failed check."""
 
-    def __init__(self, session: StudentSession, only_tasks: set[str] | None = None):
+    def __init__(self, session: StudentSession, only_tasks: set[str] | None = None,
+                 contracts: dict[str, str] | None = None):
         self.session = session
         self.only_tasks = only_tasks
+        self.contracts = contracts or {}
+        self.earlier_checks: set[str] = set()  # tasks whose checks were chosen for an earlier contract
         self.records: list[dict] = []
         self.grading_errors: list[str] = []
 
     def pytest_configure(self, config):
-        config.addinivalue_line("markers", "task(task_id, weight=1.0): the task a hidden check grades")
+        config.addinivalue_line("markers", "task(task_id, weight=1.0, contract=None, not_for=()): the task a hidden "
+                                           "check grades, and the releases of it that it fits")
 
     def pytest_collection_modifyitems(self, session, config, items):
         # An earlier release version grades only the tasks it had (target.py): today's suite may
-        # check tasks added since, which its students never saw.
-        if self.only_tasks is None:
-            return
-        keep = [i for i in items if not i.get_closest_marker("task") or i.get_closest_marker("task").args[0]
-                in self.only_tasks]
+        # check tasks added since, which its students never saw. Each task is graded by the checks
+        # that fit the contract of the release's <task>_code cell (task()).
+        markers = [m for m in (i.get_closest_marker("task") for i in items) if m is not None]
+        named = {(m.args[0], m.kwargs["contract"]) for m in markers if m.kwargs.get("contract")}
+        left_out = {(m.args[0], c) for m in markers for c in m.kwargs.get("not_for", ())}
+        self.earlier_checks = {t for t, c in named | left_out if self.contracts.get(t) == c}
+
+        def graded(item) -> bool:
+            marker = item.get_closest_marker("task")
+            if marker is None:
+                return True
+            return ((self.only_tasks is None or marker.args[0] in self.only_tasks)
+                    and fits_contract(marker, self.contracts, named))
+
+        keep = [i for i in items if graded(i)]
         if len(keep) != len(items):
             config.hook.pytest_deselected(items=[i for i in items if i not in keep])
             items[:] = keep
@@ -189,7 +219,8 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     start = time.perf_counter()
     with StudentSession(assignment, notebook, release_notebook, student_lib=student_lib,
                         **session_options) as session:
-        plugin = _Recorder(session, set(points) if student_lib is not None else None)
+        plugin = _Recorder(session, set(points) if student_lib is not None else None,
+                           task_contracts(nbformat.read(str(release_notebook), as_version=4)))
         CURRENT.append(session)
         try:
             if not suite.is_dir():
@@ -218,6 +249,8 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind, "not_run": not_run,
               "seconds": round(total, 2), "timing": timing, "worker_starts": starts, "task_seconds": task_seconds,
               "fatal": fatal, "cell_errors": load_errors, "tasks": {}, "grading_error": None}
+    if plugin.earlier_checks:
+        result["earlier_checks"] = sorted(plugin.earlier_checks)
     errors = list(plugin.grading_errors)
     if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         errors.insert(0, f"the hidden suite of {assignment} could not run (pytest exit status {int(exit_code)}: "

@@ -9,6 +9,13 @@ version has; ``settings.grade_on == "latest"`` grades it on the latest version i
 still match a stored version: a notebook from elsewhere is never graded). Without stored
 versions (no course folder, or an assignment released before versions were kept), the bundle's
 own release in assignments/ is the target, as it always was.
+
+    version_note(result, task_id) -> str    the feedback's line on which version was graded
+    rewritten_note(result, task_id) -> str  ... and on a task graded by checks kept for its contract
+
+A task whose <task>_code cell a later release rewrote is graded by the hidden checks kept for the
+version's contract when the suite has them (suite.task's ``contract``; the result's
+``earlier_checks`` lists those tasks), else by today's.
 """
 from __future__ import annotations
 
@@ -47,3 +54,29 @@ def target_of(assignment: str, notebook: Path, settings: GradingSettings) -> Tar
     graded.verify()
     return Target(graded.notebook(Path(notebook).name), graded.course_lib,
                   {"graded": graded.label, "own": own.label, "latest": stored[-1].label, "policy": settings.grade_on})
+
+
+def version_note(result: dict, task_id: str | None = None) -> str:
+    """The lines above a task's feedback (nbgrader's and the service's) saying which release
+    version was graded, when it is not the latest, and when ``task_id`` was graded by the checks
+    kept for that version's contract of the task; empty when there is nothing to say."""
+    version = result.get("version") or {}
+    if not version or version["graded"] == version["own"] == version["latest"]:
+        return ""
+    if version["graded"] != version["latest"]:
+        note = (f"Graded against release {version['graded']} of {result['assignment']}, the one you worked on "
+                f"(the latest is {version['latest']}): its tasks and points.\n")
+    else:
+        note = (f"Graded against the latest release {version['latest']} of {result['assignment']} (you worked on "
+                f"{version['own']}), as your instructor chose.\n")
+    return note + (rewritten_note(result, task_id) if task_id is not None else "")
+
+
+def rewritten_note(result: dict, task_id: str) -> str:
+    """A line when ``task_id`` was graded by the hidden checks kept for an earlier release's
+    contract of the task (a later release rewrote its cell); else empty."""
+    version = result.get("version") or {}
+    if task_id not in result.get("earlier_checks", ()) or version.get("graded") == version.get("latest"):
+        return ""
+    return (f"A later release rewrote {task_id}: it is graded by the hidden checks of {task_id} as release "
+            f"{version['graded']} asked for it.\n")
