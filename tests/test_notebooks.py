@@ -15,6 +15,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 
 from conftest import given_lines, leaks, significant_lines
 from course_lib import tasks
+from course_lib.checks import RUN_ALL_NOTE
 from course_tools import build as course_build
 from course_tools.demonstrations import is_demonstration
 from course_tools.regions import library_regions, notebook_region_bodies
@@ -108,6 +109,8 @@ def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
         if meta.get("grade") and cell.cell_type == "code":
             errors = [o for o in cell.outputs if o.output_type == "error"]
             assert errors, f"{assignment}: graded cell {meta['grade_id']} passes on the blank release"
+            # the setup cell's import of course_lib.checks makes the error say where Run All stopped
+            assert errors[0].traceback[-1].endswith(RUN_ALL_NOTE), (assignment, meta["grade_id"])
 
 
 def test_leak_detector_flags_copied_code_but_not_one_shared_line():
