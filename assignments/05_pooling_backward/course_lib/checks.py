@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 from typing import Callable
 
 import numpy as np
@@ -96,3 +97,36 @@ def lent(owner, name: str, stand_in):
             delattr(owner, name)
         else:
             setattr(owner, name, saved)
+
+
+# Jupyter's "Run All" stops at the first cell that raises, so a failing check silently keeps every
+# later check from running. Every notebook imports this module in its setup cell; in a Jupyter
+# kernel the error display then ends with this note. The error itself is unchanged (nbgrader's
+# Validate and `course check` still see the failure): only its traceback gains the lines.
+RUN_ALL_NOTE = ("Run All stops at the first cell that raises, so the cells below this one, and their checks, "
+                "have not run. To run them anyway, select the next cell and choose "
+                "Run > Run Selected Cell and All Below.")
+
+
+def _traceback_with_note(shell, etype, value, tb, tb_offset=None):
+    """IPython's custom-exception handler: shows the usual traceback, then RUN_ALL_NOTE, as the
+    cell's error output (IPython has already marked the cell as failed before calling it)."""
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # for %debug, as IPython does
+    lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    shell._showtraceback(etype, value, [*lines, "", f"\N{WARNING SIGN} {RUN_ALL_NOTE}"])
+
+
+def install_run_all_note(shell=None) -> bool:
+    """Make ``shell`` (default: the running IPython, if any) end every error it shows with
+    RUN_ALL_NOTE; True if there was a shell. Outside IPython (scripts, the grading worker) nothing
+    changes, and IPython is never imported here."""
+    if shell is None:
+        ipython = sys.modules.get("IPython")
+        shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return False
+    shell.set_custom_exc((Exception,), _traceback_with_note)
+    return True
+
+
+install_run_all_note()
