@@ -3,16 +3,25 @@
     .venv/bin/python benchmarks/bench_service.py                        # 200 submissions, 100 students, 2 min
     .venv/bin/python benchmarks/bench_service.py --submissions 20 --students 10 --window 30
     .venv/bin/python benchmarks/bench_service.py --scheduler            # grading on a local Dask cluster
+    .venv/bin/python benchmarks/bench_service.py --idle 3               # one submission at a time, idle service
 
-A fresh course (`course init`, `course release`) gets ``--submissions`` submissions from
-``--students`` students, dropped into the exchange's inbound/ as nbgrader's submit writes them, at
-random moments within ``--window`` seconds (seeded). Every student submits once; the rest are
-resubmissions, a fifth of all submissions unchanged (the same notebook again), the others a new
-version. The notebooks mix the filled-in release, a realistic mistake, the blank release and a
-hostile notebook (bench_grading.py's KINDS), each version a program of its own. `course serve`
-runs as its own process from the first submission until every one has its feedback; the queue's
-rows give each submission's submit-to-feedback time (its recorded submission time to the moment
-its page was published) and the throughput.
+A fresh course (`course init`, `course release` of every assignment in ``--assignments``, by
+default all seven) gets ``--submissions`` submissions from ``--students`` students, dropped into
+the exchange's inbound/ as nbgrader's submit writes them, at random moments within ``--window``
+seconds (seeded). Each student works on one assignment (the students are spread over the
+assignments in turn); every student submits once; the rest are resubmissions, a fifth of all
+submissions unchanged (the same notebook again), the others a new version. The notebooks mix
+the filled-in release, a realistic mistake (an unfinished notebook where demo_class.py has no
+mistake for that assignment), the blank release and a hostile notebook (bench_grading.py's
+KINDS), each version a program of its own. `course serve` runs as its own
+process from before the first submission until every one has its feedback; the queue's rows
+give each submission's submit-to-feedback time (its recorded submission time to the moment its
+page was published) and the throughput.
+
+``--idle N`` measures instead what one student sees from an idle service: once the service
+has started (its log says "serving") and had ``--settle`` seconds, N submissions one at a time,
+each timed from the moment its folder is complete in inbound/ to the moment its graded page
+(not the pending one) can be fetched from the exchange's feedback/ folder.
 
 The anchor is nbgrader's own answer, a cron job that every ``--period`` seconds (default 300)
 collects the latest submission of each student and autogrades it: `nbgrader autograde` is timed
@@ -44,8 +53,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench_grading import KINDS  # noqa: E402
+from course_lib.tasks import ASSIGNMENTS  # noqa: E402
 from course_tools.build import tool_env  # noqa: E402
 from course_tools.cli import main as course  # noqa: E402
+from course_tools.course_dir import init_course  # noqa: E402
+from course_tools.service.publish import feedback_folder, feedback_names  # noqa: E402
 from course_tools.service.queue import Queue  # noqa: E402
 
 COURSE_SCRIPT = str(Path(sys.executable).parent / "course")
@@ -72,9 +84,33 @@ def plan(submissions: int, students: int, window: float, seed: int) -> list[tupl
     return out
 
 
+def with_mistake_or_unfinished(assignment: str) -> nbformat.NotebookNode:
+    """The realistic mistake demo_class.py has for 01 and 04; for the others, the filled-in release
+    with its last answer left as released (a student not done yet)."""
+    from course_tools.demo_class import MISTAKES, blank, filled_release, with_mistake
+
+    if assignment in MISTAKES:
+        return with_mistake(assignment)
+    nb, released = filled_release(assignment), blank(assignment)
+    answers = [i for i, cell in enumerate(released.cells)
+               if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")]
+    nb.cells[answers[-1]] = released.cells[answers[-1]]
+    return nb
+
+
+# bench_grading.py's mix, with a mistake (or an unfinished notebook) for every assignment.
+MIX = [(kind, with_mistake_or_unfinished if kind == "mistake" else make) for kind, make in KINDS]
+
+
+def assignment_of(student: str, assignments: list[str]) -> str:
+    """The assignment ``student`` works on (students spread over the assignments in turn)."""
+    return assignments[int(student[1:]) % len(assignments)]
+
+
 def notebook(assignment: str, student: str, version: int, made: dict) -> nbformat.NotebookNode:
-    kind, _ = KINDS[(int(student[1:]) + version) % len(KINDS)]
-    nb = nbformat.from_dict(json.loads(json.dumps(made[kind])))
+    """``made``: {(assignment, kind): notebook}."""
+    kind, _ = MIX[(int(student[1:]) // 7 + version) % len(MIX)]
+    nb = nbformat.from_dict(json.loads(json.dumps(made[assignment, kind])))
     nb.cells.insert(0, nbformat.v4.new_code_cell(f"# {student}, version {version} ({kind})"))
     return nb
 
@@ -96,16 +132,59 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
 
 
-def run_service(course_dir: Path, exchange: Path, args, schedule, made, scheduler: str | None) -> dict:
+def start_service(course_dir: Path, args, scheduler: str | None):
+    """`course serve` as its own process, once its log says it is serving, and ``--settle`` s more."""
     command = [COURSE_SCRIPT, "serve", "--course", str(course_dir), "--workers", str(args.workers), "--rescan", "5"]
     if scheduler:
         command += ["--scheduler", scheduler]
     log = open(course_dir / "serve.log", "w")
     service = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=tool_env(), start_new_session=True)
+    deadline = time.monotonic() + 300
+    while "INFO serving" not in (course_dir / "serve.log").read_text():
+        if service.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"course serve did not start; see {course_dir}/serve.log")
+        time.sleep(0.2)
+    time.sleep(args.settle)
+    return service, log
+
+
+def stop_service(service, log) -> None:
+    os.killpg(service.pid, signal.SIGTERM)
+    service.wait(timeout=60)
+    log.close()
+
+
+def idle(course_dir: Path, exchange: Path, args, made) -> list[tuple[str, float]]:
+    """(assignment, seconds from a complete submission to its fetchable graded page), one at a time."""
+    service, log = start_service(course_dir, args, None)
+    out = []
+    try:
+        for n in range(args.idle):
+            assignment = args.assignments[n % len(args.assignments)]
+            nb = notebook(assignment, f"i{n:03d}", 1, made)   # the realistic mistake: feedback with a diagnosis
+            start = time.monotonic()
+            name = drop(exchange, "bench", assignment, f"i{n:03d}", nb)
+            names = feedback_names(exchange / "bench" / "inbound" / name, [assignment])
+            page = feedback_folder(exchange, "bench") / names[assignment]
+            while not (page.is_file() and "in the grading queue" not in page.read_text()):
+                if time.monotonic() - start > 600 or service.poll() is not None:
+                    raise SystemExit(f"no feedback for {name}; see {course_dir}/serve.log")
+                time.sleep(0.02)
+            out.append((assignment, time.monotonic() - start))
+            print(f"  {assignment}: {out[-1][1]:.2f} s", flush=True)
+            time.sleep(2)
+    finally:
+        stop_service(service, log)
+    return out
+
+
+def run_service(course_dir: Path, exchange: Path, args, schedule, made, scheduler: str | None) -> dict:
+    service, log = start_service(course_dir, args, scheduler)
     start = time.monotonic()
     for when, student, version in schedule:
         time.sleep(max(0.0, when - (time.monotonic() - start)))
-        drop(exchange, "bench", args.assignment, student, notebook(args.assignment, student, version, made))
+        assignment = assignment_of(student, args.assignments)
+        drop(exchange, "bench", assignment, student, notebook(assignment, student, version, made))
     queue = Queue(f"sqlite:///{course_dir}/gradebook.db")
     deadline = time.monotonic() + args.limit
     try:
@@ -121,9 +200,7 @@ def run_service(course_dir: Path, exchange: Path, args, schedule, made, schedule
         rows = queue.rows()
     finally:
         queue.close()
-        os.killpg(service.pid, signal.SIGTERM)
-        service.wait(timeout=60)
-        log.close()
+        stop_service(service, log)
     waits = [(r["finished_at"] - r["submitted_at"]).total_seconds() for r in rows]
     first = min(r["submitted_at"] for r in rows)
     last = max(r["finished_at"] for r in rows)
@@ -132,21 +209,23 @@ def run_service(course_dir: Path, exchange: Path, args, schedule, made, schedule
             "outcomes": {o: sum(r["outcome"] == o for r in rows) for o in {r["outcome"] for r in rows}}}
 
 
-def nbgrader_seconds_per_notebook(course_dir: Path, assignment: str, schedule, made, sample: int) -> float:
-    """`nbgrader autograde` of ``sample`` distinct notebooks (placed in submitted/), per notebook."""
-    picked = {(s, v) for _, s, v in schedule}
-    picked = sorted(picked)[:sample]
+def nbgrader_seconds_per_notebook(course_dir: Path, assignments: list[str], schedule, made, sample: int) -> float:
+    """`nbgrader autograde` of ``sample`` distinct notebooks (placed in submitted/; the first
+    students of the schedule, so the sample spreads over the assignments), per notebook."""
+    picked = sorted({(s, v) for _, s, v in schedule})[:sample]
     for student, version in picked:
+        assignment = assignment_of(student, assignments)
         folder = course_dir / "submitted" / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         nbformat.write(notebook(assignment, student, version, made), str(folder / f"{assignment}.ipynb"))
         (folder / "timestamp.txt").write_text(
             datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], cwd=course_dir,
-                          env=tool_env(), capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit("nbgrader autograde failed:\n" + (done.stdout + done.stderr)[-3000:])
+    for assignment in sorted({assignment_of(s, assignments) for s, _ in picked}):
+        done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"], cwd=course_dir,
+                              env=tool_env(), capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit("nbgrader autograde failed:\n" + (done.stdout + done.stderr)[-3000:])
     return (time.perf_counter() - start) / len(picked)
 
 
@@ -172,26 +251,40 @@ def main(argv=None) -> int:
     parser.add_argument("--submissions", type=int, default=200)
     parser.add_argument("--students", type=int, default=100)
     parser.add_argument("--window", type=float, default=120, help="seconds over which they arrive (default 120)")
-    parser.add_argument("--assignment", default="01_forward_ops")
+    parser.add_argument("--assignments", nargs="+", default=list(ASSIGNMENTS), choices=list(ASSIGNMENTS),
+                        help="the assignments submitted (default: all seven)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="the service's workers")
     parser.add_argument("--scheduler", action="store_true",
                         help="grade on a local Dask cluster of --dask-workers processes (course serve --scheduler)")
     parser.add_argument("--dask-workers", type=int, default=2)
     parser.add_argument("--period", type=float, default=300, help="the anchor's cron period in seconds (default 300)")
-    parser.add_argument("--anchor-sample", type=int, default=4, help="notebooks nbgrader autograde is timed on")
+    parser.add_argument("--anchor-sample", type=int, default=7, help="notebooks nbgrader autograde is timed on")
     parser.add_argument("--limit", type=float, default=7200, help="give up after this many seconds")
     parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument("--idle", type=int, default=0, metavar="N",
+                        help="instead: N submissions one at a time to an idle service, each timed to its feedback")
+    parser.add_argument("--settle", type=float, default=10,
+                        help="seconds the service runs before the first submission (default 10)")
     args = parser.parse_args(argv)
     if not 0 < args.students <= args.submissions:
         parser.error("--students must be between 1 and --submissions")
     schedule = plan(args.submissions, args.students, args.window, args.seed)
-    made = {kind: make(args.assignment) for kind, make in KINDS}
+    made = {(assignment, kind): make(assignment) for assignment in args.assignments for kind, make in MIX}
 
     with tempfile.TemporaryDirectory(prefix="bench-service-") as scratch:
         course_dir, exchange = Path(scratch) / "course", Path(scratch) / "exchange"
-        if course(["init", str(course_dir), "--course-id", "bench", "--exchange", str(exchange)]) != 0 or \
-                course(["release", args.assignment, "--course", str(course_dir)]) != 0:
+        # course_dir.init_course is `course init` without building the student install (20-30 s);
+        # --force: every assignment open at once (a real course releases one after another's late window).
+        init_course(course_dir, "bench", exchange)
+        if any(course(["release", a, "--course", str(course_dir), "--force"]) != 0 for a in args.assignments):
             raise SystemExit("could not set up the course")
+        if args.idle:
+            print(f"one submission at a time to an idle `course serve --workers {args.workers}`, "
+                  f"load average {os.getloadavg()[0]:.1f}:")
+            seconds = [t for _, t in idle(course_dir, exchange, args, made)]
+            print(f"submit to fetchable feedback: median {statistics.median(seconds):.2f} s, max {max(seconds):.2f} s "
+                  f"of {len(seconds)}; load average {os.getloadavg()[0]:.1f} at the end")
+            return 0
         cluster = None
         if args.scheduler:
             from distributed import LocalCluster
@@ -204,12 +297,12 @@ def main(argv=None) -> int:
         finally:
             if cluster is not None:
                 cluster.close()
-        per_notebook = nbgrader_seconds_per_notebook(course_dir, args.assignment, schedule, made, args.anchor_sample)
+        per_notebook = nbgrader_seconds_per_notebook(course_dir, args.assignments, schedule, made, args.anchor_sample)
     cron, never, cron_end = cron_waits(schedule, args.period, per_notebook)
 
     where = f"a local Dask cluster of {args.dask_workers}" if args.scheduler else f"{args.workers} worker(s)"
     waits = served["waits"]
-    print(f"\n{args.submissions} submissions of {args.assignment} from {args.students} students within "
+    print(f"\n{args.submissions} submissions of {', '.join(args.assignments)} from {args.students} students within "
           f"{args.window:g} s; {os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f} at the end")
     print(f"course serve on {where}: {served['gradings']} hidden-suite gradings, outcomes {served['outcomes']}, "
           f"{served['errors']} grading error(s)")

@@ -222,12 +222,15 @@ def _parse_name(name: str, assignment: str) -> tuple[str, datetime.datetime | No
     return parts[0], submission_times.parse_timestamp(parts[2])
 
 
-def examine(inbound: Path, assignment: str, ignore: list[str],
-            only: str | None = None) -> tuple[list[Examined], list[Refusal]]:
-    """Every inbound folder of ``assignment`` (of the student ``only``), examined as the module
-    docstring's step 1 says: (accepted, refused). `course collect` and the grading service use it."""
+def examine(inbound: Path, assignment: str, ignore: list[str], only: str | None = None,
+            skip: frozenset[str] | set[str] = frozenset()) -> tuple[list[Examined], list[Refusal]]:
+    """Every inbound folder of ``assignment`` (of the student ``only``; not those named in ``skip``,
+    which the grading service has taken already), examined as the module docstring's step 1
+    says: (accepted, refused). `course collect` and the grading service use it."""
     accepted, refused = [], []
     for name in sorted(os.listdir(inbound)):
+        if name in skip:
+            continue
         parsed = _parse_name(name, assignment)
         if parsed is None or (only is not None and parsed[0] != only):
             continue

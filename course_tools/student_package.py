@@ -18,7 +18,7 @@ and both hold only
 
 never autograder/, solutions/, source/, course_tools/ or the repository's history. Its
 dependencies are the bundle's own (NumPy, matplotlib, tqdm, nbgrader, JupyterLab, Notebook,
-nbformat, nbclient, bleach) and its `gpu` extras; never PyTorch, Dask or psycopg2 (the grader's).
+nbformat, nbclient, bleach) and its `gpu` extras; never PyTorch, Dask, psycopg2 or watchdog (the grader's).
 Nothing here is committed: the package is built on demand (dist/ is ignored by git).
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ STUDENT_CODE = ROOT / "course_student"
 NAME = "course-student"
 WHEEL_PREFIX = NAME.replace("-", "_")
 # The grader's and the tests' dependencies: a student environment must never need them.
-NEVER = ("torch", "dask", "psycopg2", "psycopg2-binary")
+NEVER = ("torch", "dask", "psycopg2", "psycopg2-binary", "watchdog")
 EXTRAS = ("gpu", "gpu-cuda13")  # CuPy on a hub's GPU nodes, as the bundle's extras of the same names
 MIN_SETUPTOOLS = (68, 0)
 

@@ -107,10 +107,10 @@ def test_the_dependencies_are_the_students_only(install):
                 for line in metadata.splitlines() if line.startswith("Requires-Dist:") and "extra ==" not in line}
     # bleach: the course's HTML allow-list (course_tools/markup.py); nbconvert requires it anyway.
     # jupyter-server-mathjax: the feedback a student opens typesets its math without a CDN.
-    # watchdog: the bundle's grading service (course serve); small, pure Python with inotify.
     assert required == {"numpy", "tqdm", "threadpoolctl", "matplotlib", "nbgrader", "jupyterlab", "notebook",
-                        "nbformat", "nbclient", "bleach", "jupyter-server-mathjax", "watchdog"}
-    assert not re.search(r"^Requires-Dist: (torch|dask|psycopg2)", metadata, re.M)
+                        "nbformat", "nbclient", "bleach", "jupyter-server-mathjax"}
+    # watchdog is the grading service's (course serve): the grader's environment, never a student's.
+    assert not re.search(r"^Requires-Dist: (torch|dask|psycopg2|watchdog)", metadata, re.M)
     assert "course = course_student.cli:main" in entry_points
     # The local label is a hash of the contents: a changed package is a new version pip upgrades to.
     assert re.fullmatch(r"\d+\.\d+\.\d+\+[0-9a-f]{12}", install.wheel.name.split("-")[1]), install.wheel.name

@@ -1,7 +1,7 @@
 """Where the service grades one notebook: on this machine, or on a Dask cluster.
 
-    Here     a process forked from pool.py's warm fork server (`course serve`), killed past
-             route.time_limit
+    Here     a process forked from pool.py's warm fork server (`course serve`, which starts
+             it with warm_up before the first submission), killed past route.time_limit
     OnDask   a task on an existing Dask cluster (`course serve --scheduler tcp://host:8786`):
              runner.grade_text, as `course grade --scheduler` sends it, which refuses a worker
              whose course bundle differs from this one and kills its own grading past
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..grading.pool import grade_many
+from ..grading.pool import grade_many, warm_up
 from ..grading.route import grading_error, time_limit
 from ..grading.settings import GradingSettings
 
@@ -30,6 +30,9 @@ class Here:
         """route.grade_one's result for ``notebook`` (a grading error past the time limit)."""
         _, result = next(grade_many([(None, assignment, notebook)], 1, self.settings))
         return result
+
+    def warm_up(self) -> None:
+        warm_up()
 
     def close(self) -> None:
         pass
@@ -54,6 +57,9 @@ class OnDask:
         except Exception as err:  # noqa: BLE001 - a worker's failure (or a lost worker) is this grading's error
             future.cancel()
             return grading_error(assignment, f"the Dask task failed ({type(err).__name__}: {str(err)[:300]})")
+
+    def warm_up(self) -> None:
+        pass   # each Dask task grades in a fresh process (runner.grade_text): nothing to start here
 
     def close(self) -> None:
         self.client.close()

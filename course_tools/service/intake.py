@@ -61,8 +61,11 @@ class Intake:
         if not self.inbound.is_dir():
             return new
         for assignment in self.assignments:
+            # Folders the queue holds are not examined again: a scan costs what is new, not
+            # every submission so far (a rush means a scan after nearly every submission).
+            known = self.queue.known_folders(assignment)
             try:
-                accepted, refused = inbound.examine(self.inbound, assignment, self.ignore)
+                accepted, refused = inbound.examine(self.inbound, assignment, self.ignore, skip=known)
             except OSError as err:
                 log.warning("cannot read %s: %s", self.inbound, err)
                 continue
@@ -71,12 +74,10 @@ class Intake:
                     self._told.add(refusal.folder)
                     log.warning("REFUSED %s (in the name of %s): %s; not graded", refusal.folder, refusal.student,
                                 refusal.reason)
-            known = self.queue.known_folders(assignment)
             for folder in accepted:
-                if folder.name not in known:
-                    row = self._take(assignment, folder)
-                    if row is not None:
-                        new.append(row)
+                row = self._take(assignment, folder)
+                if row is not None:
+                    new.append(row)
         return new
 
     def _take(self, assignment: str, folder: inbound.Examined) -> int | None:

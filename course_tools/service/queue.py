@@ -12,7 +12,12 @@ never a row whose notebook (fingerprint) is being graded at that moment, so iden
 is graded once even by parallel workers (the row waits, then finds the stored result). A
 claimed row carries who claimed it and a lease past the grading's own time limit; ``reclaim``
 puts back rows whose claimant died (kill -9: a process of this machine that no longer runs) or
-whose lease ran out (a claimant on another machine), so nothing is lost.
+whose lease ran out (a claimant on another machine), so nothing is lost. ``retry`` puts back a
+row whose grading failed, not to be claimed before a back-off (a queued row's ``lease_until``).
+
+``take_attempt`` decides the daily attempt limit in one transaction (the count of the student's
+graded attempts and the marking of this one), so two submissions of one student graded at once
+by two workers, or two services, cannot both take the last attempt.
 """
 from __future__ import annotations
 
@@ -45,7 +50,7 @@ submissions = Table(
     Column("attempts", Integer, nullable=False, default=0),      # times claimed
     Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
     Column("claimed_by", String(255)),
-    Column("lease_until", DateTime),
+    Column("lease_until", DateTime),                        # grading: the lease; queued: not before (a retry)
     Column("enqueued_at", DateTime, nullable=False),
     Column("started_at", DateTime),
     Column("finished_at", DateTime),
@@ -181,8 +186,10 @@ class Queue:
             # waits, then finds the stored result).
             in_flight = select(submissions.c.fingerprint).where(submissions.c.state == GRADING,
                                                                submissions.c.fingerprint.is_not(None))
+            now = utcnow()
             query = select(submissions).where(
                 submissions.c.state == QUEUED,
+                submissions.c.lease_until.is_(None) | (submissions.c.lease_until <= now),
                 submissions.c.fingerprint.is_(None) | submissions.c.fingerprint.not_in(in_flight.scalar_subquery())
             ).order_by(submissions.c.id).limit(1)
             if self.postgres:
@@ -191,7 +198,6 @@ class Queue:
             if record is None:
                 return None
             row = Row.of(record)
-            now = utcnow()
             conn.execute(update(submissions).where(submissions.c.id == row.id).values(
                 state=GRADING, claimed_by=me, attempts=submissions.c.attempts + 1, started_at=now,
                 lease_until=now + datetime.timedelta(seconds=lease_seconds(row))))
@@ -227,6 +233,16 @@ class Queue:
                                                           submissions.c.state == GRADING).values(**values))
             return done.rowcount == 1
 
+    def retry(self, row: Row, me: str, error: str, after_seconds: float) -> bool:
+        """Put a row we hold back in the queue after a failed grading (``error``: why, kept until a
+        later try succeeds), claimable again in ``after_seconds``; False when it is no longer ours."""
+        with self.engine.begin() as conn:
+            back = conn.execute(update(submissions).where(
+                submissions.c.id == row.id, submissions.c.claimed_by == me, submissions.c.state == GRADING).values(
+                state=QUEUED, claimed_by=None, error=error,
+                lease_until=utcnow() + datetime.timedelta(seconds=after_seconds)))
+            return back.rowcount == 1
+
     def record_grading(self, row: Row, scores: dict) -> None:
         """A hidden-suite grading of ``row`` finished (its result is stored): counted before anything
         is published, so a grading that a restart finds stored is never counted, nor run, again."""
@@ -234,20 +250,28 @@ class Queue:
             conn.execute(update(submissions).where(submissions.c.id == row.id).values(
                 gradings=submissions.c.gradings + 1, scores=json.dumps(scores)))
 
-    def mark_counted(self, row: Row) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(update(submissions).where(submissions.c.id == row.id).values(counted=True))
+    def take_attempt(self, row: Row, per_day: int) -> bool:
+        """Count ``row`` as one of its student's graded attempts at its assignment on its (UTC)
+        submission day, if fewer than ``per_day`` are counted already; whether it was.
 
-    # ------------------------------------------------------------------ questions
-    def counted_on_day(self, assignment: str, student: str, day: datetime.date, besides: int) -> int:
-        """Graded attempts of ``student`` at ``assignment`` submitted on the UTC ``day`` (not row ``besides``)."""
-        start = datetime.datetime.combine(day, datetime.time())
+        One transaction decides: on SQLite it holds the write lock from its start (BEGIN
+        IMMEDIATE); on PostgreSQL it first locks every row of that student and assignment, so a
+        second decision for the same student waits for this one and then counts it."""
+        start = datetime.datetime.combine(row.submitted_at.date(), datetime.time())
+        same = (submissions.c.assignment == row.assignment) & (submissions.c.student == row.student)
         with self.engine.begin() as conn:
-            return conn.execute(select(func.count()).select_from(submissions).where(
-                submissions.c.assignment == assignment, submissions.c.student == student,
-                submissions.c.counted.is_(True), submissions.c.id != besides,
+            if self.postgres:
+                conn.execute(select(submissions.c.id).where(same).with_for_update()).all()
+            used = conn.execute(select(func.count()).select_from(submissions).where(
+                same, submissions.c.counted.is_(True), submissions.c.id != row.id,
                 submissions.c.submitted_at >= start,
                 submissions.c.submitted_at < start + datetime.timedelta(days=1))).scalar_one()
+            if used >= per_day:
+                return False
+            conn.execute(update(submissions).where(submissions.c.id == row.id).values(counted=True))
+            return True
+
+    # ------------------------------------------------------------------ questions
 
     def feedback_owner(self, name: str, besides: int) -> str | None:
         """The student of another row whose feedback has the file name ``name``, if any."""

@@ -2,12 +2,15 @@
 
     course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786]
 
-On start it puts back the rows a dead predecessor held (queue.reclaim), scans the exchange
-(intake.py: nothing submitted while it was down is missed), and then, until stopped, scans
-again on every filesystem event under inbound/ (watcher.py) and every ``rescan`` seconds,
-while ``workers`` threads each claim and grade one submission at a time (worker.py), each in
-its own process with its own time limit: one hanging submission holds one worker, never the
-queue. Queued submissions' pages say where they are in the queue. ``--once`` stops when the
+On start it puts back the rows a dead predecessor held (queue.reclaim), starts the grading
+fork server (its imports take seconds; the first submission should not wait for them), scans
+the exchange (intake.py: nothing submitted while it was down is missed), and then, until
+stopped, scans again on every filesystem event under inbound/ (watcher.py) and every
+``rescan`` seconds, while ``workers`` threads each claim and grade one submission at a time
+(worker.py), each in its own process with its own time limit: one hanging submission holds one
+worker, never the queue. Queued submissions' pages say where they are in the queue, refreshed
+when the queue moves (at most every PENDING_REFRESH_SECONDS: in a rush, rewriting every queued
+page after each grading would take the cores the gradings need). ``--once`` stops when the
 queue is empty (a batch, a benchmark, a test).
 
 Several service processes (on one machine or several, on a PostgreSQL gradebook) may serve one
@@ -34,6 +37,7 @@ from .worker import Worker
 
 log = logging.getLogger("course.serve")
 DEFAULT_RESCAN_SECONDS = 10
+PENDING_REFRESH_SECONDS = 2.0
 TYPICAL_GRADING_SECONDS = 15.0   # the estimate before anything was graded today
 
 
@@ -52,7 +56,10 @@ class Service:
         self.queue = Queue(course.db_url)
         self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
         self.me = claimant()
-        self.wake, self.work_ready, self.stop = threading.Event(), threading.Event(), threading.Event()
+        # wake: look again (the queue moved, or inbound/ changed); changed: inbound/ changed (a scan
+        # is due before the next rescan); work_ready: a row may be waiting for an idle worker.
+        self.wake, self.changed = threading.Event(), threading.Event()
+        self.work_ready, self.stop = threading.Event(), threading.Event()
         self._policies: dict = {}
         self._pending_shown: dict[int, str] = {}
         self.feedback = feedback_folder(course.exchange, course.course_id)
@@ -130,22 +137,35 @@ class Service:
             else:
                 self.wake.set()   # the queue moved: refresh the pending pages
 
+    def _inbound_changed(self) -> None:
+        self.changed.set()
+        self.wake.set()
+
     def run(self, once: bool = False) -> int:
         from .watcher import watch
 
         inbound = self.course.exchange / self.course.course_id / "inbound"
-        observer = None if once else watch(inbound, self.wake)
+        observer = None if once else watch(inbound, self._inbound_changed)
+        self.grader.warm_up()
         threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
         for thread in threads:
             thread.start()
         log.info("serving %s (%s) with %d worker(s) as %s", self.course.root, self.course.course_id,
                  self.workers, self.me)
+        next_scan = next_pending = 0.0
         try:
             while not self.stop.is_set():
-                self.scan()
+                now = time.monotonic()
+                if once or self.changed.is_set() or now >= next_scan:
+                    self.changed.clear()
+                    self.scan()   # shows the pending pages too
+                    next_scan, next_pending = now + self.rescan_seconds, now + PENDING_REFRESH_SECONDS
+                elif now >= next_pending:   # only the queue moved: its pages, not a scan of the exchange
+                    self._show_pending()
+                    next_pending = now + PENDING_REFRESH_SECONDS
                 if once and not self.queue.waiting():
                     break
-                self.wake.wait(1.0 if once else self.rescan_seconds)
+                self.wake.wait(1.0 if once else max(0.0, next_scan - time.monotonic()))
                 self.wake.clear()
                 time.sleep(0.2)   # let a burst of events settle into one scan
         finally:

@@ -8,7 +8,10 @@ For a claimed submission, in this order:
     over_limit   the day's graded attempts are used       -> done, a receipt saying when the next one is
     graded       graded through route.grade_one in a process forked from pool.py's fork server,
                  killed past route.time_limit              -> done, its feedback
-    grading_error  the grader failed                       -> a page "not graded yet", never a score
+    grading_error  the grader failed                       -> back in the queue (retry) up to
+                 GRADING_TRIES claims in all, then a page "not graded yet" (course status lists
+                 it), never a score; a grading killed at its time limit is not tried again (the
+                 same notebook would hold a worker as long again)
 
 Exactly once: a grading's result goes into the ResultStore (results.py, keyed by content) and
 the row's ``gradings`` count before anything is published, and the row is closed last; a
@@ -19,6 +22,7 @@ page under the same name).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,9 @@ from .publish import feedback_folder, publish
 from .queue import DONE, GRADING_ERROR, Queue, Row
 
 LEASE_SLACK_SECONDS = 120
+GRADING_TRIES = 3             # claims of one row before its grading error is final
+RETRY_AFTER_SECONDS = 10.0    # times the claims so far: a grader that failed for a passing reason
+                              # (a full disk, memory pressure) gets a moment
 log = logging.getLogger("course.serve")
 
 
@@ -89,15 +96,13 @@ class Worker:
         if policy.feedback == "none":
             self._receipt(row, "hidden", f"Feedback before the deadline is off for {row.assignment}.")
             return
-        used = self.queue.counted_on_day(row.assignment, row.student, when.date(), besides=row.id)
-        if used >= policy.attempts_per_day:
+        if not self.queue.take_attempt(row, policy.attempts_per_day):
             self._receipt(row, "over_limit",
                           f"Today's graded attempts of {row.assignment} are used up ({policy.attempts_per_day} a "
                           f"day, UTC; an unchanged resubmission does not use one). Your next graded attempt is "
                           f"possible from "
                           f"{Policy.next_attempt(when):%Y-%m-%d %H:%M} UTC.")
             return
-        self.queue.mark_counted(row)
         results = {}
         for nb, path in notebooks.items():
             if stored.get(nb) is not None:
@@ -106,9 +111,12 @@ class Worker:
             if not path.is_file():
                 self._grading_error(row, f"{nb}.ipynb is missing from the submission")  # cannot be: intake read it
                 return
+            started = time.monotonic()
             result = self.grader.grade(row.assignment, path)
             if not is_stored_score(result):
-                self._grading_error(row, result.get("grading_error") or "no result")
+                # Measured here, not read from the result: a grading that used its whole time limit.
+                timed_out = time.monotonic() - started >= time_limit(row.assignment, self.settings)
+                self._grading_error(row, result.get("grading_error") or "no result", retry=not timed_out)
                 return
             if keys[nb] is not None:
                 self.store.put(row.assignment, keys[nb], result)
@@ -135,7 +143,12 @@ class Worker:
         self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
         self.queue.finish(row, self.me, DONE, outcome)
 
-    def _grading_error(self, row: Row, why: str) -> None:
+    def _grading_error(self, row: Row, why: str, retry: bool = True) -> None:
+        if retry and row.attempts < GRADING_TRIES:
+            log.warning("grading %s failed (try %d of %d; trying again): %s", row.folder, row.attempts,
+                        GRADING_TRIES, why)
+            self.queue.retry(row, self.me, why[:2000], RETRY_AFTER_SECONDS * row.attempts)
+            return
         log.error("GRADING ERROR %s: %s", row.folder, why)
         try:
             self._publish_all(row, lambda nb: pages.error_page(row.assignment, row.submitted_at))
