@@ -38,7 +38,7 @@ LIBRARY_TASKS: dict[str, list[str]] = {
 
 NOTEBOOK_TASKS: dict[str, list[str]] = {
     "01_forward_ops": [],
-    "02_backward_ops": [],
+    "02_backward_ops": ["broadcast_adjoint"],
     "03_ndarray": [],
     "04_conv_backward": ["conv_derivation", "conv_worked_example"],
     "05_pooling_backward": ["pooling_worked_example", "pooling_ties_answer"],
