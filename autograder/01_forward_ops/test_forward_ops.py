@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 
 ELEMENTWISE = [
@@ -347,3 +348,41 @@ def test_matmul_keeps_float32(student, rng):
     a, b = rng.standard_normal((2, 3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
     expect_close(student.forward("MatMul", {}, a, b), a.astype(np.float64) @ b.astype(np.float64),
                  "MatMul.compute of float32 (2, 3, 4) @ (4, 2)", rtol=1e-5, atol=1e-5, dtype="float32")
+
+
+# ---------------------------------------------------------------------------------------------
+# normalize_axes: every form an axes argument takes, on dimensions the notebook did not use, and
+# the errors. Arguments cross as JSON, so a tuple arrives as a list (a sequence of ints all the same).
+
+@task("normalize_axes", weight=2)
+@pytest.mark.parametrize("axis,ndim,expected", [
+    (None, 4, [0, 1, 2, 3]), (None, 0, []), (2, 4, [2]), (-1, 4, [3]), (-5, 5, [0]), ([3, 1], 4, [1, 3]),
+    ([-1, -2], 4, [2, 3]), ([0, -1, 2], 5, [0, 2, 4]), ([4, -5, 2], 6, [1, 2, 4]), ([], 2, []), ([-1], 1, [0]),
+])
+def test_normalize_axes_reads_every_form(student, axis, ndim, expected):
+    """normalize_axes of None, ints, negative ints and unsorted sequences of axes, on unseen dimensions"""
+    got = student.call("course_lib.nd:normalize_axes", axis=axis, ndim=ndim)
+    what = f"normalize_axes({axis!r}, {ndim})"
+    if not isinstance(got, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in got):
+        raise AssertionError(f"{what} returned {got!r}: expected a tuple of ints, {tuple(expected)}")
+    if got != expected:
+        raise AssertionError(f"{what} returned {tuple(got)}, expected {tuple(expected)} (sorted, each in 0..{ndim - 1})")
+
+
+@task("normalize_axes", weight=2)
+@pytest.mark.parametrize("axis,ndim,kind", [
+    (4, 4, "ValueError"), (-5, 4, "ValueError"), ([0, 4], 4, "ValueError"), ([1, -3], 4, "ValueError"),
+    ([2, 2], 3, "ValueError"), (0, 0, "ValueError"), (1.5, 3, "TypeError"), (True, 3, "TypeError"),
+    ([0, None], 3, "TypeError"), ([0, 1.0], 2, "TypeError"), ([False], 2, "TypeError"),
+])
+def test_normalize_axes_refuses_bad_axes(student, axis, ndim, kind):
+    """normalize_axes raises ValueError for an axis out of range or repeated, TypeError for one that is not an int"""
+    what = f"normalize_axes({axis!r}, {ndim})"
+    try:
+        got = student.call("course_lib.nd:normalize_axes", axis=axis, ndim=ndim)
+    except StudentError as err:
+        raised = str(err).split(":", 1)[0]
+        if raised != kind:
+            raise AssertionError(f"{what} raised {raised}, expected {kind}") from None
+        return
+    raise AssertionError(f"{what} returned {got!r}, expected {kind}")

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import torch
 
+from course_tools.grading import expect
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 
 
@@ -314,3 +316,33 @@ def test_matmul_gradient_keeps_float32(student, rng):
     g = rng.standard_normal((3, 2)).astype(np.float32)
     check_op_gradient(student, "MatMul", {}, [a, b], g, torch.matmul, "MatMul.gradient for float32 (3, 4) @ (4, 2)",
                       rtol=1e-5, atol=1e-5, dtype="float32")
+
+
+# ----------------------------------------------------------------------------- broadcast_adjoint
+# The derivation first: x (2, 1, 4) broadcast to y (5, 2, 3, 4), y-bar all ones. The messages do
+# not say the right numbers.
+BROADCAST_HINT = "count the copies each element of x has in y, and the axes of y along which they lie"
+
+
+def _notebook_value(student, name):
+    try:
+        return student.variable(name)
+    except StudentError as err:
+        raise AssertionError(f"{name}: {err}") from None
+
+
+@task("broadcast_adjoint")
+def test_broadcast_adjoint_summed_axes(student):
+    """the derivation first: the axes of y-bar summed when (2, 1, 4) is broadcast to (5, 2, 3, 4)"""
+    value = _notebook_value(student, "broadcast_summed_axes")
+    axes = [expect.as_int(a, "broadcast_summed_axes[...]") for a in expect.as_list(value, "broadcast_summed_axes")]
+    if axes != [0, 2]:
+        raise AssertionError(f"broadcast_summed_axes: not the axes of y that hold the copies; {BROADCAST_HINT}")
+
+
+@task("broadcast_adjoint")
+def test_broadcast_adjoint_entry(student):
+    """the derivation first: each entry of x-bar for that broadcast and a y-bar of ones"""
+    entry = expect.as_float(_notebook_value(student, "broadcast_adjoint_entry"), "broadcast_adjoint_entry")
+    if not np.isclose(entry, 15.0, rtol=1e-9, atol=1e-9):
+        raise AssertionError(f"broadcast_adjoint_entry: not the right count; {BROADCAST_HINT}")

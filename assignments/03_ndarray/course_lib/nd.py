@@ -51,12 +51,13 @@ def _check_dtype(dtype) -> str:
     return name
 
 
-def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     """The one axis normaliser: ``axis`` (None for every axis, an int, or a sequence of ints;
     negatives count from the end) as a sorted tuple of distinct axes in 0..ndim-1.
 
-    NumPy integers are ints (``np.int64(0)``). ValueError for an axis out of range or repeated,
-    TypeError for anything else. ``_normalize_axes((2, -3), 3) == (0, 2)``.
+    NumPy integers are ints (``np.int64(0)``); a bool is not. ValueError for an axis out of
+    range or repeated, TypeError for anything else. ``normalize_axes((2, -3), 3) == (0, 2)``,
+    ``normalize_axes(None, 2) == (0, 1)``, ``normalize_axes(-1, 3) == (2,)``.
     """
     if axis is None:
         return tuple(range(ndim))
@@ -76,6 +77,13 @@ def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise ValueError(f"repeated axis in {axes}")
     return tuple(sorted(out))
+
+
+def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """What every caller in course_lib uses: ``normalize_axes`` (assignment 01's task), looked up
+    when called, so that a notebook's ``implements(nd, "normalize_axes")`` and a grader's lent
+    reference reach every op and NDArray method that takes axes."""
+    return normalize_axes(axis, ndim)
 
 
 class NDArray:

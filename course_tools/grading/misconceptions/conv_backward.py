@@ -14,7 +14,9 @@ from ..diagnosis import Call, Misconception, notebook_place
 from ._calls import Probe, function_call, forward_call, gradient_call, request_call
 
 NOTEBOOK = "04_conv_backward"
-WHERE_BACKWARD = notebook_place("section 6", NOTEBOOK, "The backward pass, as convolutions")
+# The staged checks there (conv_backward_stages) show which of the five stages goes wrong.
+WHERE_BACKWARD = notebook_place("section 6", NOTEBOOK, "The backward pass, as convolutions",
+                                ", and its staged checks")
 WHERE_NAIVE = notebook_place("section 4", NOTEBOOK, "The naive loops")
 
 
