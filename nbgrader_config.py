@@ -28,6 +28,14 @@ from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader  # noqa: E402
 
 c.Autograde.autograde_preprocessors = [HiddenSuiteGrader, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+# A graded cell missing from a submission (deleted, or a task an earlier release version lacked) is
+# restored where the release has it; nbgrader's own OverwriteCells stops with a KeyError on some.
+from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec  # noqa: E402
+
+from course_tools.grading.restore_cells import RestoreGradedCells  # noqa: E402
+
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreGradedCells,
+                                      CheckCellMetadata]
 c.HiddenSuiteGrader.timeout = 0  # seconds one notebook may take in all; 0: what its time budgets allow
 # Without bubblewrap, grading refuses to start; set True to grade anyway, unisolated (not recommended).
 c.HiddenSuiteGrader.unsandboxed = False
