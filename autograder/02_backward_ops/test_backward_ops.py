@@ -22,15 +22,19 @@ def check_op_gradient(student, op, attrs, arrays, out_grad, torch_fn, what, rtol
     expected = torch_grads(torch_fn, arrays, out_grad)
     if len(got) != len(expected):
         raise AssertionError(f"{what}: gradient returned {len(got)} value(s) for {len(expected)} input(s)")
+    # Every adjoint is compared before the first failure is raised: a right adjoint is evidence too
+    # (a mistake that would make both wrong is not named when one of them is right, diagnosis.py).
+    failures = []
     for i, (g, e) in enumerate(zip(got, expected)):
         label = what if len(expected) == 1 else f"{what}, adjoint of input {i}"
         try:
             expect_close(g, e, label, rtol=rtol, atol=atol, dtype=dtype)  # a wrong shape is evidence too
-        except AssertionError:
-            if np.shape(g) != np.shape(e):
-                raise AssertionError(f"{label}: the adjoint has shape {np.shape(g)}, but the input has shape "
-                                     f"{np.shape(e)}: an adjoint always has its input's shape") from None
-            raise
+        except AssertionError as err:
+            failures.append(AssertionError(f"{label}: the adjoint has shape {np.shape(g)}, but the input has shape "
+                                           f"{np.shape(e)}: an adjoint always has its input's shape")
+                            if np.shape(g) != np.shape(e) else err)
+    if failures:
+        raise failures[0]
 
 
 def signed(rng, shape, low=0.5, high=2.0):
