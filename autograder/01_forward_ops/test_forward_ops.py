@@ -19,14 +19,23 @@ ELEMENTWISE = [
 POSITIVE_ONLY = {"Log", "EWisePow", "PowerScalar", "EWiseDiv"}
 
 
+def defined_at_zero(op, attrs) -> bool:
+    """Whether the op's first input may hold exact zeros (a^3, 0 / b, 0^b with b > 0; not log, a^-2)."""
+    return op != "Log" and not (op == "PowerScalar" and attrs["scalar"] < 0)
+
+
 @pytest.mark.parametrize("case", [pytest.param(c, id=f"{c[1]}{c[2] or ''}", marks=task(c[0])) for c in ELEMENTWISE])
 @pytest.mark.parametrize("shape", [(7,), (3, 1, 5), ()])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_elementwise_op_on_unseen_shapes(student, rng, case, shape, dtype):
-    """elementwise op on a vector, a 3-D array and a 0-d array, float64 and float32"""
+    """elementwise op on a vector, a 3-D array and a 0-d array, float64 and float32, with exact zeros where defined"""
     _, op, attrs, arity, reference = case
     arrays = [(rng.uniform(0.5, 2.0, shape) if op in POSITIVE_ONLY else rng.standard_normal(shape)).astype(dtype)
               for _ in range(arity)]
+    if defined_at_zero(op, attrs) and shape:  # exact zeros and -0.0 where the op is defined there (ReLU outputs, padding)
+        zeros = rng.random(shape) < 1 / 3
+        zeros.flat[0] = True
+        arrays[0][zeros] = np.where(rng.random(shape) < 0.5, 0.0, -0.0).astype(dtype)[zeros]
     expected = reference(*[a.astype("float64") for a in arrays])
     tol = 1e-12 if dtype == "float64" else 1e-5
     expect_close(student.forward(op, attrs, *arrays), expected, f"{op}({attrs}) on {shape} {dtype}",

@@ -24,15 +24,19 @@ def check_op_gradient(student, op, attrs, arrays, out_grad, torch_fn, what, rtol
     expected = torch_grads(torch_fn, arrays, out_grad)
     if len(got) != len(expected):
         raise AssertionError(f"{what}: gradient returned {len(got)} value(s) for {len(expected)} input(s)")
+    # Every adjoint is compared before the first failure is raised: a right adjoint is evidence too
+    # (a mistake that would make both wrong is not named when one of them is right, diagnosis.py).
+    failures = []
     for i, (g, e) in enumerate(zip(got, expected)):
         label = what if len(expected) == 1 else f"{what}, adjoint of input {i}"
         try:
             expect_close(g, e, label, rtol=rtol, atol=atol, dtype=dtype)  # a wrong shape is evidence too
-        except AssertionError:
-            if np.shape(g) != np.shape(e):
-                raise AssertionError(f"{label}: the adjoint has shape {np.shape(g)}, but the input has shape "
-                                     f"{np.shape(e)}: an adjoint always has its input's shape") from None
-            raise
+        except AssertionError as err:
+            failures.append(AssertionError(f"{label}: the adjoint has shape {np.shape(g)}, but the input has shape "
+                                           f"{np.shape(e)}: an adjoint always has its input's shape")
+                            if np.shape(g) != np.shape(e) else err)
+    if failures:
+        raise failures[0]
 
 
 def signed(rng, shape, low=0.5, high=2.0):
@@ -182,6 +186,62 @@ def test_relu_gradient_is_zero_at_zero(student, x):
     got = student.gradient("ReLU", {}, [x], g)
     expect_close(got[0], np.where(x > 0, g, 0.0), "ReLU.gradient at a with exact zeros (the gradient at 0 is 0)",
                  rtol=0, atol=0)
+
+
+def with_zeros(rng, x):
+    """x with about a third of its entries set to exact zeros, half of them -0.0 (ReLU outputs and
+    padding give a gradient such inputs); a 0-d x becomes 0.0."""
+    x = np.array(x, dtype=np.float64)
+    hit = rng.random(x.shape) < 1 / 3
+    hit.flat[0] = True
+    x[hit] = np.where(rng.random(x.shape) < 0.5, 0.0, -0.0)[hit]
+    return x
+
+
+# Every elementwise gradient whose input may be zero, on inputs with exact zeros: a formula that
+# is right except at zero (one that divides by the input, p * node / a for power_scalar, or by
+# the output) fails here. (exponent, arity, torch function, the adjoints compared: EWisePow's
+# exponent adjoint a^b log a has no value at a = 0, so only the base's is compared there.)
+AT_ZERO = [("backward_power_scalar", "PowerScalar", {"scalar": 3}, lambda x: x ** 3, (0,)),
+           ("backward_power_scalar", "PowerScalar", {"scalar": 2}, lambda x: x ** 2, (0,)),
+           ("backward_divide_scalar", "DivScalar", {"scalar": -1.5}, lambda x: x / -1.5, (0,)),
+           ("backward_negate", "Negate", {}, lambda x: -x, (0,)),
+           ("backward_exp", "Exp", {}, torch.exp, (0,)),
+           ("backward_relu", "ReLU", {}, torch.relu, (0,)),
+           ("backward_divide", "EWiseDiv", {}, lambda x, y: x / y, (0, 1)),
+           ("backward_power", "EWisePow", {}, lambda x, y: x ** y, (0,))]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"{c[1]}{c[2] or ''}", marks=task(c[0])) for c in AT_ZERO])
+@pytest.mark.parametrize("shape", [(3, 4), (2, 1, 3), ()])
+def test_elementwise_gradient_at_exact_zeros(student, rng, case, shape):
+    """an elementwise gradient where its input holds exact zeros and -0.0 (the gradient exists there)"""
+    _, op, attrs, fn, compared = case
+    arrays = [with_zeros(rng, signed(rng, shape))]
+    if op in ("EWiseDiv", "EWisePow"):
+        arrays.append(signed(rng, shape) if op == "EWiseDiv" else rng.uniform(1.0, 3.0, shape))  # b: never 0 / a^b: b >= 1
+    g = rng.standard_normal(shape)
+    got = student.gradient(op, attrs, arrays, g)
+    expected = torch_grads(fn, arrays, g)
+    failures = []
+    for i in compared:
+        label = f"{op}({attrs}).gradient on {shape} with exact zeros in the input" + (
+            f", adjoint of input {i}" if len(arrays) > 1 else "")
+        try:
+            expect_close(got[i] if i < len(got) else None, expected[i], label, rtol=1e-10, atol=1e-12)
+        except AssertionError as err:
+            failures.append(err)
+    if failures:
+        raise failures[0]
+
+
+@task("backward_power_scalar")
+def test_power_scalar_gradient_where_the_output_overflows(student):
+    """power_scalar's gradient p a^(p-1) where a^p overflows float64 but a^(p-1) does not"""
+    x, g = np.array([1e103, -2e103, 3.0]), np.array([1.0, 0.5, 2.0])
+    expect_close(student.gradient("PowerScalar", {"scalar": 3}, [x], g)[0], 3 * x ** 2 * g,
+                 "PowerScalar(3).gradient at a = 1e103, where a^3 is inf in float64 (p a^2 is finite)",
+                 rtol=1e-12, atol=0)
 
 
 @task("backward_relu")

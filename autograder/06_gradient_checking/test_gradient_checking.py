@@ -149,10 +149,11 @@ def test_section5_float32_probe_matches_the_reference(student):
                  "(each element probed at w +- h, then put back)", rtol=1e-7, atol=1e-7, dtype="float64")
 
 
-def central_difference_of(student, function, x, h):
-    """{"grad": the student's central_difference of the catalogue ``function`` at x, "x_after": x after the call}."""
+def central_difference_of(student, function, x, h, dtype=np.float64):
+    """{"grad": the student's central_difference of the catalogue ``function`` at x, "x_after": x after the
+    call}; x reaches central_difference as an array of ``dtype`` (the caller's, as in the notebook)."""
     what = f"central_difference of {function}"
-    out = as_mapping(student.request("central_difference_of", function, np.asarray(x, dtype=np.float64), float(h)),
+    out = as_mapping(student.request("central_difference_of", function, np.asarray(x, dtype=dtype), float(h)),
                      what, ("grad", "x_after"))
     return {"grad": as_array(out["grad"], what, dtype_kind="iuf"),
             "x_after": as_array(out["x_after"], f"{what}: x after the call")}
@@ -214,6 +215,22 @@ def test_central_difference_is_second_order(student):
     assert np.all((3.5 < ratio) & (ratio < 4.5)), (
         f"halving h should divide the error of a central difference by about 4 (second order); the error "
         f"ratios per element are {np.round(ratio, 2).tolist()}")
+
+
+@pytest.mark.parametrize("dtype", [pytest.param(np.int64, id="int64", marks=task("gradient_check", weight=0.5)),
+                                   pytest.param(np.float32, id="float32", marks=task("gradient_check", weight=0.5))])
+def test_central_difference_of_an_input_of_another_dtype(student, rng, dtype):
+    """central_difference of an integer or float32 x probes in float64: the gradient at x, in float64"""
+    # Probing in x's own dtype truncates x +- h to x (int: the difference is 0) or rounds it (float32:
+    # x + 1e-5 is off by up to 1e-7 * |x|, an error of about 1e-2 in the quotient).
+    x = rng.integers(-3, 4, (2, 3)) if dtype is np.int64 else rng.uniform(-2, 2, (2, 3))
+    x = x.astype(dtype)
+    out = central_difference_of(student, "sum_of_cubes", x, 1e-5, dtype=dtype)
+    expect_close(out["grad"], 3 * x.astype(np.float64) ** 2,
+                 f"central_difference of sum(x**3) at an x of dtype {np.dtype(dtype).name}, h = 1e-5 (the contract: "
+                 f"the gradient at x taken in float64)", rtol=1e-6, atol=1e-7, dtype="float64")
+    assert np.array_equal(out["x_after"], x) and out["x_after"].dtype == x.dtype, (
+        f"central_difference changed the caller's {np.dtype(dtype).name} array x: work on a float64 copy")
 
 
 @task("gradient_check", weight=0.5)

@@ -552,20 +552,24 @@ def _reference_run(settings, flags):
 
 def _expect_run(columns, settings, flags, what, rtol, atol=0.0):
     """(scale_value, good_steps, skipped_steps) after every step against the reference scaler's,
-    compared column by column (each comparison is evidence for naming the mistake); a mismatch is
-    reported at the first step where any of the three differs."""
+    compared column by column, all three before a failure is raised (each comparison, a right column
+    too, is evidence for naming the mistake); a mismatch is reported at the first step where any of
+    the three differs."""
     reference = _reference_run(settings, flags)
+    failed = False
     for i, key in enumerate(("scale", "good", "skipped")):
         try:
             expect_close(columns[key], np.array([r[i] for r in reference], dtype=float), what,
                          rtol=rtol if key == "scale" else 0, atol=atol if key == "scale" else 0)
         except AssertionError:
-            got = [(float(s), int(g), int(k)) for s, g, k in zip(columns["scale"], columns["good"], columns["skipped"])]
-            step = next(j for j, (mine, ref) in enumerate(zip(got, reference))
-                        if not (np.isclose(mine[0], ref[0], rtol=rtol, atol=atol) and mine[1:] == ref[1:]))
-            raise AssertionError(f"{what}, step {step + 1} ({'finite' if flags[step] else 'overflow'}): "
-                                 f"(scale_value, good_steps, skipped_steps) = {got[step]}, expected "
-                                 f"{reference[step]}") from None
+            failed = True
+    if failed:
+        got = [(float(s), int(g), int(k)) for s, g, k in zip(columns["scale"], columns["good"], columns["skipped"])]
+        step = next(j for j, (mine, ref) in enumerate(zip(got, reference))
+                    if not (np.isclose(mine[0], ref[0], rtol=rtol, atol=atol) and mine[1:] == ref[1:]))
+        raise AssertionError(f"{what}, step {step + 1} ({'finite' if flags[step] else 'overflow'}): "
+                             f"(scale_value, good_steps, skipped_steps) = {got[step]}, expected "
+                             f"{reference[step]}") from None
 
 
 @task("loss_scaler", weight=1)

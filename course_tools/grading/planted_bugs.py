@@ -9,7 +9,8 @@ The first five conv bugs and the first pool bug are the notebook's own PLANTED_C
 PLANTED_POOL_BUGS (the student saw them); the others are unseen. ``conv_correct`` and
 ``pool_correct`` are right (a check must pass them). Every bug is visible to the checks the
 notebook asks for (asymmetric kernel, padding > 0, stride > 1, batch > 1, overlapping
-windows, distinct values, zero upstream gradient, wrong dz shapes, finiteness).
+windows, distinct values, zero upstream gradient, wrong dz shapes, finiteness, and the
+comparison's tolerance: dw / n is off by a factor 2 at batch 2, and zero where dz is zero).
 """
 from __future__ import annotations
 
@@ -66,6 +67,8 @@ def _conv_backward(dz, a_pad, w, padding=0, stride=1, bug=None):
         da = da_pad[:, :, p:hp - p, p:wp - p]
     if bug == "adds weight decay":
         dw = dw + 1e-3 * w
+    if bug == "divides dw by the batch size":
+        dw = dw / nz  # the 1/m of a mean loss is already inside dz: a second division is off by n
     if bug == "transposes dw spatially":
         dw = dw.swapaxes(2, 3).copy() if kh == kw else dw
     with np.errstate(invalid="ignore"):
@@ -120,6 +123,7 @@ CONV_BUGS = {
     "conv_returns_padded_da": "returns the padded da",
     "conv_transposes_dw_spatially": "transposes dw spatially",
     "conv_checks_batch_and_channels_only": "checks batch and channels only",
+    "conv_divides_dw_by_batch": "divides dw by the batch size",
 }
 POOL_BUGS = {
     # the notebook's PLANTED_POOL_BUGS

@@ -103,6 +103,23 @@ def ties_to_every_maximum(call: Call):
     return _mask(call, _every_maximum)
 
 
+def backward_ties_to_every_maximum(call: Call):
+    """MaxPool2dBackward.compute (the task maxpool_backward) written with its own window == max mask:
+    the same idea as ties_to_every_maximum, made in the backward pass instead of the mask."""
+    found = gradient_of(call, "MaxPool2d")
+    if found is not None:
+        attrs, (x,), g = found
+    else:
+        found = call_of(call, "course_lib.ops:max_pool2d")
+        if found is None or found[2] is None:
+            return None
+        (x,), attrs, g = found
+    k, s, p = _geometry(attrs)
+    shares = _every_maximum(x, k, s, p) * g.astype(np.float64)[:, :, :, None, :]
+    grad = in_dtype(scatter(shares, x.shape, k, s, p), g)
+    return [grad] if call.scenario == "gradient" else {"grads": [grad]}
+
+
 def backward_mask_pads_with_zeros(call: Call):
     return _mask(call, _first_maximum_of_zero_padded)
 
@@ -163,6 +180,13 @@ MISCONCEPTIONS = [
         "times. The course (like PyTorch) marks the first maximum in row-major window order only: argmax over "
         "the window finds it.",
         _where(4, "Max pooling, backward: routing", ' (4a) and section 7, "Ties"'), ties_to_every_maximum),
+    Misconception(
+        "maxpool_backward", "ties_to_every_maximum", "every tied maximum gets the window's gradient",
+        "Your backward pass routes each window's gradient with window == max, so when several elements tie for a "
+        "window's maximum each of them receives the whole gradient, and the window's gradient is counted several "
+        "times. The course (like PyTorch) sends it to the first maximum in row-major window order only: the "
+        "first-maximum mask of 4a finds it.",
+        _where(4, "Max pooling, backward: routing", ' (4c) and section 7, "Ties"'), backward_ties_to_every_maximum),
     Misconception(
         "maxpool_mask", "backward_mask_pads_with_zeros",
         "the mask looks for the maxima in zero-padded windows",
@@ -225,6 +249,7 @@ def _probes() -> list[Probe]:
         probes += [Probe("maxpool_forward", forward_call("MaxPool2d", attrs, negative), 1e-12, 0),
                    Probe("maxpool_mask", forward_call("FirstMaxMask", attrs, ties), 0, 0),
                    Probe("maxpool_mask", forward_call("FirstMaxMask", attrs, negative), 0, 0),
+                   Probe("maxpool_backward", gradient_call("MaxPool2d", attrs, [ties], g), 1e-10, 1e-12),
                    Probe("avgpool_forward", forward_call("AvgPool2d", attrs, r.standard_normal(shape)), 1e-10, 1e-12),
                    Probe("avgpool_backward", gradient_call("AvgPool2d", attrs, [r.standard_normal(shape)], g),
                          1e-10, 1e-12)]
