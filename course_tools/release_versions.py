@@ -219,8 +219,8 @@ def _differences(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
 
 def match(stored: list[Version], notebook_name: str, nb) -> Version:
     """The version ``nb`` (a submitted notebook named ``notebook_name``) belongs to: the one whose
-    locked cells it has exactly. Raises VersionError naming why when it matches none, when its
-    label contradicts its cells, or when its cells fit several versions and no label says which."""
+    locked cells it has exactly, whatever its label claims. Raises VersionError naming why when it
+    matches none, or when its cells fit several versions and no label that agrees says which."""
     assignment = stored[0].assignment
     mine = locked_cells(nb)
     candidates = [v for v in stored if notebook_name in v.manifest["notebooks"]]
@@ -238,11 +238,14 @@ def match(stored: list[Version], notebook_name: str, nb) -> Version:
                            f"edited")
     if label is not None:
         chosen = [v for v in fits if v.label == label]
-        if not chosen:
+        if chosen:
+            return chosen[0]
+        if len(fits) > 1:
             raise VersionError(f"{notebook_name} says it is release {label} of {assignment}, but its locked cells "
-                               f"are those of {', '.join(v.label for v in fits)}: refused (a label never decides "
-                               f"alone)")
-        return chosen[0]
+                               f"are those of {', '.join(v.label for v in fits)} alike: refused (a label never "
+                               f"decides alone, and the cells cannot tell)")
+        # The label is refused; the cells decide (target_of tells the student the label was wrong).
+        return fits[0]
     if len(fits) > 1:
         raise VersionError(f"{notebook_name} has no release label and its locked cells fit releases "
                            f"{', '.join(v.label for v in fits)} of {assignment} alike: cannot tell which it is")

@@ -34,6 +34,7 @@ from course_tools.grading.route import grade_one
 from course_tools.grading.settings import GradingSettings
 from course_tools.grading.suite import SUITES, graded_tasks
 from course_tools.grading.target import version_note
+from course_tools.grading.target import version_note
 from course_tools.release_changes import changes
 from course_tools.service.pages import graded_page
 
@@ -123,10 +124,13 @@ def test_submissions_match_their_version_and_nothing_else_is_graded(tmp_path, ea
     result = grade(foreign)
     assert result["tasks"] == {} and "matches no release of 01_forward_ops" in result["grading_error"]
 
+    # A label that contradicts the cells is refused: the cells decide, and the feedback says so.
     contradicting = solved(earlier, "01_forward_ops", label="v2")
     result = grade(contradicting)
-    assert result["tasks"] == {} and "says it is release v2" in result["grading_error"]
-    assert "those of v1: refused" in result["grading_error"]
+    assert not result.get("grading_error") and result["version"]["graded"] == "v1", result
+    assert result["version"]["label_refused"] == "v2"
+    assert all(t["score"] == t["points"] for t in result["tasks"].values()), result["tasks"]
+    assert "metadata says release v2, but its locked cells are those of v1" in version_note(result)
 
 
 def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():

@@ -141,6 +141,10 @@ BACKWARD_CONFIGS = [
     pytest.param((1, 5, 6, 3, 2, 1, 1, 1, 2, 1), id="1x1-padding2"),
     pytest.param((2, 7, 6, 2, 2, 3, 3, 2, 1, 1), id="stride2-padding1"),
     pytest.param((1, 8, 8, 2, 2, 3, 3, 3, 0, 1), id="stride3-unused-pixels"),
+    # Rows no window reaches, (H + 2p - d(K-1) - 1) mod s, against the padding p: more than p in H
+    # and exactly p in W; then fewer than p in H and exactly p in W (the kernel gradient's crop).
+    pytest.param((1, 9, 8, 2, 2, 3, 3, 3, 1, 1), id="stride3-padding1-unused-beyond-padding"),
+    pytest.param((1, 9, 10, 2, 2, 3, 3, 3, 2, 1), id="stride3-padding2-unused-within-padding"),
     pytest.param((1, 7, 9, 2, 3, 3, 2, 2, 1, 1), id="3x2-kernel-stride2"),
     pytest.param((1, 6, 5, 2, 2, 2, 3, 1, 0, 1), id="2x3-kernel"),
     pytest.param((1, 9, 8, 2, 2, 3, 3, 1, 2, 2), id="dilation2-padding2"),

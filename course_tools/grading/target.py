@@ -52,8 +52,11 @@ def target_of(assignment: str, notebook: Path, settings: GradingSettings) -> Tar
     own = release_versions.match(stored, Path(notebook).name, submitted)
     graded = stored[-1] if settings.grade_on == "latest" else own
     graded.verify()
-    return Target(graded.notebook(Path(notebook).name), graded.course_lib,
-                  {"graded": graded.label, "own": own.label, "latest": stored[-1].label, "policy": settings.grade_on})
+    version = {"graded": graded.label, "own": own.label, "latest": stored[-1].label, "policy": settings.grade_on}
+    claimed = release_versions.claimed_label(submitted)
+    if claimed is not None and claimed != own.label:
+        version["label_refused"] = claimed
+    return Target(graded.notebook(Path(notebook).name), graded.course_lib, version)
 
 
 def version_note(result: dict, task_id: str | None = None) -> str:
@@ -61,15 +64,19 @@ def version_note(result: dict, task_id: str | None = None) -> str:
     version was graded, when it is not the latest, and when ``task_id`` was graded by the checks
     kept for that version's contract of the task; empty when there is nothing to say."""
     version = result.get("version") or {}
+    refused = ""
+    if version.get("label_refused"):
+        refused = (f"Your notebook's metadata says release {version['label_refused']}, but its locked cells are "
+                   f"those of {version['own']}: the cells decide.\n")
     if not version or version["graded"] == version["own"] == version["latest"]:
-        return ""
+        return refused
     if version["graded"] != version["latest"]:
         note = (f"Graded against release {version['graded']} of {result['assignment']}, the one you worked on "
                 f"(the latest is {version['latest']}): its tasks and points.\n")
     else:
         note = (f"Graded against the latest release {version['latest']} of {result['assignment']} (you worked on "
                 f"{version['own']}), as your instructor chose.\n")
-    return note + (rewritten_note(result, task_id) if task_id is not None else "")
+    return refused + note + (rewritten_note(result, task_id) if task_id is not None else "")
 
 
 def rewritten_note(result: dict, task_id: str) -> str:
