@@ -133,14 +133,20 @@ def test_batched_matmul_broadcasts_batch_axes(device, rng, dtype, shape_a, shape
 
 
 @pytest.mark.parametrize("shape_a, shape_b", [((64, 288), (288, 32)), ((3, 40, 70), (70, 9)), ((5, 1), (1, 4))], ids=str)
-def test_float16_matmul_is_numpys_float16_matmul_bit_for_bit(rng, shape_a, shape_b):
+def test_float16_matmul_is_numpys_float16_matmul_to_one_ulp(rng, shape_a, shape_b):
     """On the CPU course_lib multiplies float16 through float32 BLAS, rounding once: the same
-    arithmetic as NumPy's own float16 loop (float32 sums), so the same bits, only faster."""
+    arithmetic as NumPy's own float16 loop (float32 sums), only faster. The float32 sums may be
+    added in another order (BLAS kernels differ between CPUs; on some, 2 of 2048 entries then round
+    the other way), so each entry is within one float16 ulp of NumPy's; summing in float16 would
+    be several ulps off."""
     x = (rng.standard_normal(shape_a) * 3).astype("float16")
     y = (rng.standard_normal(shape_b) * 3).astype("float16")
     out = nd.array(x) @ nd.array(y)
     assert out.dtype == "float16"
-    np.testing.assert_array_equal(out.numpy(), np.matmul(x, y))
+    expected = np.matmul(x, y)
+    ulp = np.spacing(np.abs(expected)).astype("float64")
+    off = np.abs(out.numpy().astype("float64") - expected.astype("float64"))
+    assert np.all(off <= ulp), f"{int((off > ulp).sum())} entries more than one float16 ulp from NumPy's"
 
 
 def test_float16_matmul_needs_little_more_memory_than_its_output(rng):
