@@ -148,6 +148,7 @@ BACKWARD_CONFIGS = [
     # ... and beyond the padding in W only: exactly p in H, then fewer than p in H.
     pytest.param((1, 8, 9, 2, 2, 3, 3, 3, 1, 1), id="stride3-padding1-unused-beyond-padding-in-W"),
     pytest.param((1, 8, 10, 2, 2, 3, 3, 4, 2, 1), id="stride4-padding2-unused-beyond-padding-in-W"),
+    pytest.param((1, 10, 8, 2, 2, 3, 3, 4, 2, 1), id="stride4-padding2-unused-beyond-padding-in-H"),
     pytest.param((1, 7, 9, 2, 3, 3, 2, 2, 1, 1), id="3x2-kernel-stride2"),
     pytest.param((1, 6, 5, 2, 2, 2, 3, 1, 0, 1), id="2x3-kernel"),
     pytest.param((1, 9, 8, 2, 2, 3, 3, 1, 2, 2), id="dilation2-padding2"),
