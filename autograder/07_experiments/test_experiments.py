@@ -318,10 +318,11 @@ def test_pooling_measurements(student):
 PREC_PER_SEED = ("test_accuracy", "skipped_steps", "train_seconds")
 
 
-def _precision(student):
-    results = _results(student, "precision_results", PRECISIONS)
+def _precision(student, precisions=PRECISIONS):
+    """precision_results for ``precisions`` (today's rows, or an earlier release's), its fields checked."""
+    results = _results(student, "precision_results", precisions)
     seeds = _seeds(student, "PREC_SEEDS")
-    for name in PRECISIONS:
+    for name in precisions:
         where = f"precision_results[{name!r}]"
         r = _fields(results[name], where, PREC_PER_SEED + (
             "losses", "scales", "parameter_count", "parameter_bytes", "peak_bytes"))
@@ -650,21 +651,6 @@ def test_update_custom_factors_and_floor(student, settings, flags, what):
 EARLIER_PRECISIONS = PRECISIONS[:3]
 
 
-def _earlier_precision(student):
-    results = _results(student, "precision_results", EARLIER_PRECISIONS)
-    seeds = _seeds(student, "PREC_SEEDS")
-    for name in EARLIER_PRECISIONS:
-        where = f"precision_results[{name!r}]"
-        r = _fields(results[name], where, PREC_PER_SEED + (
-            "losses", "scales", "parameter_count", "parameter_bytes", "peak_bytes"))
-        _per_seed(r, where, PREC_PER_SEED, seeds)
-        for key in ("losses", "scales"):
-            as_numbers(r[key], f"{where}[{key!r}]", shape=(None,))
-        for key in ("parameter_count", "parameter_bytes"):
-            as_float(r[key], f"{where}[{key!r}]")
-    return results
-
-
 def _earlier_stress(student):
     run = _fields(_variable(student, "stress_results"), "stress_results",
                   ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
@@ -677,7 +663,7 @@ def _earlier_stress(student):
 @task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
 def test_earlier_precision_results_structure(student):
     """precision_results has a record per precision; float64 and float32 skip nothing"""
-    results = _earlier_precision(student)
+    results = _precision(student, EARLIER_PRECISIONS)
     for name in EARLIER_PRECISIONS:
         r = results[name]
         losses = np.asarray(r["losses"], dtype=float)
@@ -694,7 +680,7 @@ def test_earlier_precision_results_structure(student):
 @task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
 def test_earlier_parameter_bytes_by_precision(student):
     """parameter bytes: 8, 4 and 2 per parameter, for small_cnn's parameter count"""
-    results = _earlier_precision(student)
+    results = _precision(student, EARLIER_PRECISIONS)
     counts = {name: results[name]["parameter_count"] for name in EARLIER_PRECISIONS}
     assert all(c == SMALL_CNN_PARAMETERS for c in counts.values()), (
         f"parameter_count should be small_cnn's for every precision (the dtype does not change it), got {counts}")
@@ -707,7 +693,7 @@ def test_earlier_parameter_bytes_by_precision(student):
 @task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
 def test_earlier_mixed_run_scales(student):
     """the mixed float16 run records one scale per update and starts by backing off from 2^16"""
-    mixed = _earlier_precision(student)["mixed float16"]
+    mixed = _precision(student, EARLIER_PRECISIONS)["mixed float16"]
     scales = np.asarray(mixed["scales"], dtype=float)
     assert scales.shape == np.asarray(mixed["losses"]).shape and scales.size > 0, \
         "mixed float16: record the scale after every update (as many scales as losses)"
@@ -752,7 +738,7 @@ def test_earlier_stress_test_counts_its_skipped_steps(student):
 @task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
 def test_earlier_precisions_learn_alike(student):
     """every precision learns (accuracy well above chance); float64 and float32 runs coincide"""
-    results = _earlier_precision(student)
+    results = _precision(student, EARLIER_PRECISIONS)
     for name in EARLIER_PRECISIONS:
         acc = np.asarray(results[name]["test_accuracy"], dtype=float)
         assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
@@ -781,7 +767,7 @@ def test_earlier_stress_scales_follow_the_rules(student):
 @task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
 def test_earlier_mixed_run_scales_follow_the_rules(student):
     """the mixed float16 run's scale sequence (your update) follows the back-off / growth rules"""
-    mixed = _earlier_precision(student)["mixed float16"]
+    mixed = _precision(student, EARLIER_PRECISIONS)["mixed float16"]
     scales = np.asarray(mixed["scales"], dtype=float)
     assert scales.ndim == 1 and scales.size > 0, "precision_results['mixed float16']['scales'] is empty"
     init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
