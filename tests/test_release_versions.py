@@ -131,6 +131,10 @@ def test_submissions_match_their_version_and_nothing_else_is_graded(tmp_path, ea
     assert result["version"]["label_refused"] == "v2"
     assert all(t["score"] == t["points"] for t in result["tasks"].values()), result["tasks"]
     assert "metadata says release v2, but its locked cells are those of v1" in version_note(result)
+    # A label the student made up is not repeated back to them (markup, escapes, any length).
+    hostile = solved(earlier, "01_forward_ops", label="v2<img src=x onerror=alert(1)>\x1b[2J" + "x" * 10_000)
+    result = grade(hostile)
+    assert result["version"]["graded"] == "v1" and result["version"]["label_refused"] == "(not a release label)"
 
 
 def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():

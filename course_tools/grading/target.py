@@ -19,12 +19,16 @@ version's contract when the suite has them (suite.task's ``contract``; the resul
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import release_versions
 from .session import StudentError, read_notebook
 from .settings import GradingSettings
+
+
+LABEL = re.compile(r"v[0-9]{1,6}")
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ def target_of(assignment: str, notebook: Path, settings: GradingSettings) -> Tar
     version = {"graded": graded.label, "own": own.label, "latest": stored[-1].label, "policy": settings.grade_on}
     claimed = release_versions.claimed_label(submitted)
     if claimed is not None and claimed != own.label:
-        version["label_refused"] = claimed
+        # The student wrote it: only a well-formed label is repeated back to them in the feedback.
+        version["label_refused"] = claimed if LABEL.fullmatch(claimed) else "(not a release label)"
     return Target(graded.notebook(Path(notebook).name), graded.course_lib, version)
 
 
