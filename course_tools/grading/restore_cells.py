@@ -24,7 +24,10 @@ class RestoreGradedCells(OverwriteCells):
         source_cells = {cell.name: cell for cell in source_nb.source_cells}
         solution_ids = {cell.name for cell in source_nb.solution_cells}
         order = self._release_order() or list(source_cells)
-        present = {_grade_id(cell) for cell in nb.cells} - {None}
+        # Present as nbgrader counts it: a graded or solution cell of that id. A cell the student
+        # re-flagged (say, a graded cell turned into a locked one) does not stand in for it.
+        present = {cell.metadata.nbgrader.get("grade_id") for cell in nb.cells
+                   if utils.is_grade(cell) or utils.is_solution(cell)}
         for grade_cell in sorted(source_nb.grade_cells, key=lambda c: _rank(order, c.name)):
             if grade_cell.name in present or grade_cell.name not in source_cells:
                 continue
