@@ -159,6 +159,15 @@ def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():
     assert "Graded against release v1 of 05_pooling_backward" in cell.outputs[0]["text"]
 
 
+def test_every_graded_task_of_every_release_has_a_contract(earlier):
+    """A task's contract is its <task>_code cell; one without such a cell (a task graded from
+    course_lib alone) could be rewritten by a release without anyone being told."""
+    for assignment in ASSIGNMENTS_IN_ORDER:
+        for path in (earlier / "assignments" / assignment / f"{assignment}.ipynb", release_notebook(assignment)):
+            nb = nbformat.read(str(path), as_version=4)
+            assert set(release_versions.task_contracts(nb)) == set(graded_tasks(path)), path
+
+
 def test_a_rewritten_task_is_named_at_release_with_the_checks_kept_for_it(earlier):
     """07's rewrite changed the contracts of two tasks, and the fingerprints its suite keeps checks
     for are those of the earlier release (a change to the fingerprint would strand them)."""
