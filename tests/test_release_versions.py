@@ -216,6 +216,7 @@ class Class:
     demo: DemoClass                                # 01's class: the course folder, the exchange, homes
     releases: Path                                 # the course's release_directory (today's releases)
     said: dict = field(default_factory=dict)       # step -> (exit status, stdout + stderr)
+    labels: dict = field(default_factory=dict)     # moment -> the release label of 01's notebook then
 
     @property
     def folder(self) -> str:
@@ -259,7 +260,7 @@ def seven(tmp_path_factory, earlier) -> Class:
     assert made.run("release v1", "release", first) == 0
     assert demo.fetch("ada") == 0
     fetched = nbformat.read(str(demo.home("ada") / first / f"{first}.ipynb"), as_version=4)
-    made.said["fetched label"] = release_versions.claimed_label(fetched)
+    made.labels["fetched"] = release_versions.claimed_label(fetched)
     work = answered(fetched, nbformat.read(str(earlier / "solutions" / first / f"{first}.ipynb"), as_version=4))
     assert demo.submit(Persona("ada", "solves v1", lambda _: work)) == 0
     drop(demo, "ben", work)
@@ -273,9 +274,11 @@ def seven(tmp_path_factory, earlier) -> Class:
     shutil.copytree(ROOT / "source" / first, sources / first)
     made.run("release v2 refused", "release", first)
     outbound = demo.exchange / "demo" / "outbound" / first / f"{first}.ipynb"
-    made.said["outbound label after the refusal"] = release_versions.claimed_label(nbformat.read(str(outbound), as_version=4))
+    made.labels["outbound after the refusal"] = release_versions.claimed_label(nbformat.read(str(outbound),
+                                                                                             as_version=4))
     assert made.run("release v2", "release", first, "--yes") == 0, made.said["release v2"]
     with tempfile.TemporaryDirectory() as scratch:  # the gradebook's cells, as `course release` registers them
+        # nbgrader reads the id as a glob of source/: 02_backward_ops ... 07_experiments at once
         Course(demo.course_dir).nbgrader_or_fail("generate_assignment", "0[2-7]_*", "--force",
                                                  f"--CourseDirectory.release_directory={scratch}", what="registering")
     for assignment in ASSIGNMENTS_IN_ORDER[1:]:
@@ -362,13 +365,13 @@ def test_releasing_v2_lists_who_holds_v1_and_the_renamed_helper_and_asks_first(s
     """01's v2 renames the setup cell's `_axes_tuple`: after ada and ben submitted v1, `course
     release` lists them and the name, and refuses without --force; the exchange keeps v1 until then."""
     assert seven.said["release v1"][0] == 0 and "released 01_forward_ops v1" in seven.said["release v1"][1]
-    assert seven.said["fetched label"] == "v1"
+    assert seven.labels["fetched"] == "v1"
     status, said = seven.said["release v2 refused"]
     assert status == 2
     assert "_axes_tuple" in said and "the earlier notebook uses it in setup" in said
     assert "ada: submitted, not collected yet" in said and "ben: submitted, not collected yet" in said
     assert "--force" in said and "released 01_forward_ops v2" not in said
-    assert seven.said["outbound label after the refusal"] == "v1"  # nothing replaced
+    assert seven.labels["outbound after the refusal"] == "v1"  # nothing replaced
     assert "released 01_forward_ops v2" in seven.said["release v2"][1]
     outbound = seven.demo.exchange / "demo" / "outbound" / "01_forward_ops" / "01_forward_ops.ipynb"
     assert release_versions.claimed_label(nbformat.read(str(outbound), as_version=4)) == "v2"
@@ -385,7 +388,8 @@ def test_the_grading_service_grades_v1_submissions_against_v1(seven, earlier):
     assert sum(r["gradings"] for r in served) == 1
     v1_tasks = _earlier_tasks(earlier, "01_forward_ops")
     for row in served:
-        assert {t: (s, p) for t, (s, p) in json.loads(row["scores"]).items()} == {t: (p, p) for t, p in v1_tasks.items()}
+        scores = {task: tuple(score_points) for task, score_points in json.loads(row["scores"]).items()}
+        assert scores == {task: (points, points) for task, points in v1_tasks.items()}
         page = page_of(seven.demo, row)
         assert f"{len(v1_tasks)} of {len(v1_tasks)} tasks pass every hidden check" in page
         assert "Graded against release v1 of 01_forward_ops, the one you worked on (the latest is v2)" in page
