@@ -71,7 +71,11 @@ def code_contract(source: str) -> str:
 
 def task_contracts(nb) -> dict[str, str]:
     """task id -> the contract fingerprint of each graded task of ``nb`` that has a ``<task>_code``
-    solution cell (a task implemented in course_lib has none here: its contract is the library's)."""
+    solution cell. Every graded task of this course has one, the tasks implemented in course_lib
+    too (their cell holds exactly the library's region: tests/test_notebooks.py), and a task
+    without one would have no contract (tests/test_release_versions.py fails then). What the cell
+    fills in on the library's side (an Op's attributes, a helper it calls) is not in the contract:
+    a submission runs on its own version's course_lib, so that side is the one it was written for."""
     code = {}
     for c in nb.cells:
         gid = _meta(c).get("grade_id")

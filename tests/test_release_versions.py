@@ -6,17 +6,23 @@ and before 07's precision experiment was rewritten (66e10ac) and its pooling exp
 gradient_statistics (5a97785): a commit whose releases were generated from its own source, so
 `course release` accepts them. A student who fetched it and solved it hands in its release
 notebook with the solution cells of that commit's worked solutions (demo_class.answered). Today's
-bundle grades it, one student per case: through `course grade` (nbgrader's path) for 01, through
-the one route for 02, 05 and 07; and the release warning, status and feedback say which version
-is which. 07's rewritten tasks are graded by the checks its suite keeps for EARLIER's contracts.
+bundle grades all seven, one student each, in one course folder (``seven``): through `course grade`
+(nbgrader's path), and 01's through the grading service first; the release warning, status and
+feedback say which version is which. 07's rewritten tasks are graded by the checks its suite keeps
+for EARLIER's contracts.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import io
+import json
 import shutil
+import signal
 import subprocess
 import tarfile
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -24,22 +30,27 @@ import pytest
 from nbgrader.utils import determine_grade
 
 from conftest import gradebook_task_scores
+from course_lib.tasks import ASSIGNMENTS
 from course_tools import release_versions
 from course_tools.build import ROOT, release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course, init_course
 from course_tools.demo_class import DemoClass, Persona, answered
 from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader
+from course_tools.grading.results import ResultStore
 from course_tools.grading.route import grade_one
 from course_tools.grading.settings import GradingSettings
 from course_tools.grading.suite import SUITES, graded_tasks
 from course_tools.grading.target import version_note
-from course_tools.grading.target import version_note
 from course_tools.release_changes import changes
 from course_tools.service.pages import graded_page
+from grading_support import require_sandbox
+from service_support import drop, page_of, rows
 
 EARLIER = "6d5b3f32853267853fcdb1c3da59ce9a34832549"  # releases and solutions generated from their source, before 1985c19 renamed _axes_tuple
-ASSIGNMENTS = ("01_forward_ops", "02_backward_ops", "05_pooling_backward", "07_experiments")
+# one student of the earlier release per assignment (01 has two: the release warning lists both)
+ASSIGNMENTS_IN_ORDER = list(ASSIGNMENTS)
+STUDENTS = dict(zip(ASSIGNMENTS_IN_ORDER, ["ada", "cleo", "dan", "eve", "fay", "gus", "hal"]))
 # 07's contracts at EARLIER (release_versions.task_contracts of its release), which its suite names
 EARLIER_CONTRACTS = {"experiment_pooling": "de1e4117d615", "experiment_precision": "b4bf2f9a3bf9"}
 
@@ -64,15 +75,6 @@ def solved(earlier: Path, assignment: str, label: str | None = "v1") -> nbformat
         release.metadata.setdefault("course", {})["release_version"] = label
     return answered(release, nbformat.read(str(earlier / "solutions" / assignment / f"{assignment}.ipynb"),
                                            as_version=4))
-
-
-@pytest.fixture(scope="module")
-def versioned(tmp_path_factory, earlier) -> Path:
-    """One course folder for the grading cases: v1 (EARLIER) and v2 (today) of 02, 05 and 07."""
-    root = tmp_path_factory.mktemp("versioned")
-    for assignment in ("02_backward_ops", "05_pooling_backward", "07_experiments"):
-        two_versions(root, earlier, assignment)
-    return root
 
 
 def two_versions(course_root: Path, earlier: Path, assignment: str):
@@ -157,6 +159,15 @@ def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():
     assert "Graded against release v1 of 05_pooling_backward" in cell.outputs[0]["text"]
 
 
+def test_every_graded_task_of_every_release_has_a_contract(earlier):
+    """A task's contract is its <task>_code cell; one without such a cell (a task graded from
+    course_lib alone) could be rewritten by a release without anyone being told."""
+    for assignment in ASSIGNMENTS_IN_ORDER:
+        for path in (earlier / "assignments" / assignment / f"{assignment}.ipynb", release_notebook(assignment)):
+            nb = nbformat.read(str(path), as_version=4)
+            assert set(release_versions.task_contracts(nb)) == set(graded_tasks(path)), path
+
+
 def test_a_rewritten_task_is_named_at_release_with_the_checks_kept_for_it(earlier):
     """07's rewrite changed the contracts of two tasks, and the fingerprints its suite keeps checks
     for are those of the earlier release (a change to the fingerprint would strand them)."""
@@ -193,23 +204,139 @@ def test_feedback_says_which_version_was_graded_when_it_is_not_the_latest():
 
 
 # ---------------------------------------------------------------------------------- real grading
+def _point_course_at(folder: Path, release_root: Path, source_root: Path) -> None:
+    config = folder / "nbgrader_config.py"
+    config.write_text(config.read_text() + f'\nc.CourseDirectory.source_directory = r"{source_root}"\n'
+                                           f'c.CourseDirectory.release_directory = r"{release_root}"\n')
+
+
+@dataclass
+class Class:
+    """The ``seven`` course folder after grading, and what its commands said on the way."""
+    demo: DemoClass                                # 01's class: the course folder, the exchange, homes
+    releases: Path                                 # the course's release_directory (today's releases)
+    said: dict = field(default_factory=dict)       # step -> (exit status, stdout + stderr)
+    labels: dict = field(default_factory=dict)     # moment -> the release label of 01's notebook then
+
+    @property
+    def folder(self) -> str:
+        return str(self.demo.course_dir)
+
+    def run(self, step: str, *args: str) -> int:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            status = course([*args, "--course", self.folder])
+        self.said[step] = (status, out.getvalue())
+        return status
+
+
+@pytest.fixture(scope="module")
+def seven(tmp_path_factory, earlier) -> Class:
+    """One course folder; v1 of every assignment is EARLIER's release, v2 today's; one student per
+    assignment hands in EARLIER's worked solution, and one `course grade` per assignment grades it.
+
+    01 goes the whole way, as in a semester: `course release` of v1, ada fetches and submits through
+    nbgrader, ben's submission lands in the exchange as nbgrader's submit leaves it (the same work),
+    `course release` of v2 warns and refuses without --yes, the grading service grades the exchange
+    (ada's program once, ben's reused), `course collect`. 02-07 take the short way to the same
+    state, because each nbgrader command is a process of several seconds: v1 and v2 recorded as
+    `course release` records them, the gradebook registered by one nbgrader generate_assignment of
+    all six, the submissions put where `course collect` puts them."""
+    require_sandbox()
+    base = tmp_path_factory.mktemp("seven")
+    releases, sources = base / "releases", base / "sources"
+    first = ASSIGNMENTS_IN_ORDER[0]
+    shutil.copytree(earlier / "assignments" / first, releases / first)
+    shutil.copytree(earlier / "source" / first, sources / first)
+    for assignment in ASSIGNMENTS_IN_ORDER[1:]:
+        shutil.copytree(release_notebook(assignment).parent, releases / assignment)
+        shutil.copytree(ROOT / "source" / assignment, sources / assignment)
+    demo = DemoClass(base, first)
+    init_course(demo.course_dir, "demo", demo.exchange)  # `course init` without building the student install
+    _point_course_at(demo.course_dir, releases, sources)
+    made = Class(demo, releases)
+    submitted = demo.course_dir / "submitted"
+
+    assert made.run("release v1", "release", first) == 0
+    assert demo.fetch("ada") == 0
+    fetched = nbformat.read(str(demo.home("ada") / first / f"{first}.ipynb"), as_version=4)
+    made.labels["fetched"] = release_versions.claimed_label(fetched)
+    work = answered(fetched, nbformat.read(str(earlier / "solutions" / first / f"{first}.ipynb"), as_version=4))
+    assert demo.submit(Persona("ada", "solves v1", lambda _: work)) == 0
+    drop(demo, "ben", work)
+    for assignment in ASSIGNMENTS_IN_ORDER[1:]:
+        release_versions.record(demo.course_dir, assignment, earlier / "assignments" / assignment)
+        _write(solved(earlier, assignment), submitted / STUDENTS[assignment] / assignment / f"{assignment}.ipynb")
+
+    shutil.rmtree(releases / first)
+    shutil.rmtree(sources / first)
+    shutil.copytree(release_notebook(first).parent, releases / first)
+    shutil.copytree(ROOT / "source" / first, sources / first)
+    made.run("release v2 refused", "release", first)
+    outbound = demo.exchange / "demo" / "outbound" / first / f"{first}.ipynb"
+    made.labels["outbound after the refusal"] = release_versions.claimed_label(nbformat.read(str(outbound),
+                                                                                             as_version=4))
+    assert made.run("release v2", "release", first, "--yes") == 0, made.said["release v2"]
+    with tempfile.TemporaryDirectory() as scratch:  # the gradebook's cells, as `course release` registers them
+        # nbgrader reads the id as a glob of source/: 02_backward_ops ... 07_experiments at once
+        Course(demo.course_dir).nbgrader_or_fail("generate_assignment", "0[2-7]_*", "--force",
+                                                 f"--CourseDirectory.release_directory={scratch}", what="registering")
+    for assignment in ASSIGNMENTS_IN_ORDER[1:]:
+        release_versions.record(demo.course_dir, assignment, releases / assignment)
+
+    # The grading service, in this process (its fork server is this session's, already warm);
+    # `course serve` would install its SIGTERM handler here for good.
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        assert made.run("serve", "serve", "--once") == 0, made.said["serve"]
+    finally:
+        signal.signal(signal.SIGTERM, handler)
+    assert made.run("collect", "collect", first) == 0, made.said["collect"]
+    for assignment in ASSIGNMENTS_IN_ORDER:
+        made.run(f"grade {assignment}", "grade", assignment, "--student", STUDENTS[assignment], "--workers", "1")
+    return made
+
+
+def _earlier_tasks(earlier: Path, assignment: str) -> dict[str, float]:
+    return graded_tasks(earlier / "assignments" / assignment / f"{assignment}.ipynb")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("assignment", ["02_backward_ops", "05_pooling_backward", "07_experiments"])
-def test_the_earlier_release_keeps_full_marks_on_its_own_tasks(versioned, earlier, assignment):
-    """What each lost when graded on today's bundle (issue 24): 02 backward_summation 0/3 (the setup
-    cell imports `_axes_tuple`), 05 maxpool_mask and pool_col2im as zeros (added later), 07
-    experiment_precision 0/4 and experiment_pooling 3/4 (rewritten). Graded against v1 by today's
-    hidden suites in the sandbox, the worked solution of EARLIER keeps every point of v1's tasks."""
-    notebook = _write(solved(earlier, assignment), versioned / "sub" / assignment / f"{assignment}.ipynb")
-    result = grade_one(assignment, notebook, GradingSettings.current(course_root=versioned))
-    assert result["grading_error"] is None, result["grading_error"]
-    v1_tasks = graded_tasks(earlier / "assignments" / assignment / f"{assignment}.ipynb")
+@pytest.mark.parametrize("assignment", ASSIGNMENTS_IN_ORDER)
+def test_each_earlier_solution_keeps_full_marks_on_its_version_through_course_grade(seven, earlier, assignment):
+    """What they lost when graded on today's bundle (issue 24): 01 forward_summation and 02
+    backward_summation 0/3 (the setup cell imports `_axes_tuple`), 05 maxpool_mask and pool_col2im
+    as zeros (added later), 07 experiment_precision 0/4 and experiment_pooling 3/4 (rewritten).
+    Graded by `course grade` against v1, each worked solution of EARLIER keeps every point of v1's
+    tasks. The hidden suites' result (what feedback and `course report` read) has v1's tasks and
+    no others; nbgrader's gradebook keeps one set of cells per assignment (v2's), where a task v1
+    lacks counts at the student's rate on v1's tasks: full, never a zero."""
+    student = STUDENTS[assignment]
+    status, said = seven.said[f"grade {assignment}"]
+    assert status == 0, said[-3000:]
+    store = ResultStore(seven.demo.course_dir)
+    result = store.get(assignment, store.key_of_student(assignment, student))
+    assert result is not None and not result.get("grading_error"), said[-3000:]
+    v1_tasks = _earlier_tasks(earlier, assignment)
     assert {t: r["points"] for t, r in result["tasks"].items()} == v1_tasks
     assert {t: r["score"] for t, r in result["tasks"].items()} == v1_tasks, {
         t: [c["message"] for c in r["checks"] if not c["passed"]][:2] for t, r in result["tasks"].items()}
     assert result["version"] == {"graded": "v1", "own": "v1", "latest": "v2", "policy": "own"}
+
+    v2_tasks = graded_tasks(seven.releases / assignment / f"{assignment}.ipynb")
+    with Course(seven.demo.course_dir).gradebook() as gradebook:
+        scores = gradebook_task_scores(gradebook, assignment, v2_tasks)[student]
+    assert scores == v2_tasks  # every cell of the gradebook at full marks
+    autograded = seven.demo.course_dir / "autograded" / student / assignment / f"{assignment}.ipynb"
+    outputs = {c.metadata.get("nbgrader", {}).get("grade_id"): "".join(o.get("text", "") for o in c.get("outputs", []))
+               for c in nbformat.read(str(autograded), as_version=4).cells}
+    added = set(v2_tasks) - set(v1_tasks)
+    assert all(f"{task} was not part of release v1" in outputs[task] for task in added), added
     if assignment == "05_pooling_backward":
-        assert {"maxpool_mask", "pool_col2im"} <= set(graded_tasks(release_notebook(assignment))) - set(result["tasks"])
+        assert {"maxpool_mask", "pool_col2im"} <= added
+    for task in set(v2_tasks) & set(v1_tasks):
+        assert f"Graded against release v1 of {assignment}, the one you worked on (the latest is v2)" in outputs[task]
+
     page = graded_page(assignment, datetime.datetime(2026, 1, 1), result, show_scores=True)
     assert f"Graded against release v1 of {assignment}, the one you worked on (the latest is v2)" in page
     assert sorted(result.get("earlier_checks", [])) == (sorted(EARLIER_CONTRACTS) if assignment == "07_experiments"
@@ -218,83 +345,75 @@ def test_the_earlier_release_keeps_full_marks_on_its_own_tasks(versioned, earlie
         assert "A later release rewrote experiment_precision" in version_note(result, "experiment_precision")
         assert "A later release rewrote experiment_precision" in page
         assert "rewrote" not in version_note(result, "loss_scaler")
-        # the kept checks can fail: v1's blank release (its cells unanswered, a few seconds) scores zero
-        blank = nbformat.read(str(earlier / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
-        result = grade_one(assignment, _write(blank, versioned / "blank" / f"{assignment}.ipynb"),
-                           GradingSettings.current(course_root=versioned))
-        assert result["grading_error"] is None and result["version"]["graded"] == "v1", result["grading_error"]
-        assert {t: r["score"] for t, r in result["tasks"].items()} == {t: 0 for t in v1_tasks}
-        assert sorted(result["earlier_checks"]) == sorted(EARLIER_CONTRACTS)
-
-
-def _point_course_at(folder: Path, release_root: Path, source_root: Path) -> None:
-    config = folder / "nbgrader_config.py"
-    config.write_text(config.read_text() + f'\nc.CourseDirectory.source_directory = r"{source_root}"\n'
-                                           f'c.CourseDirectory.release_directory = r"{release_root}"\n')
 
 
 @pytest.mark.slow
-def test_a_renamed_helper_costs_students_of_the_earlier_release_nothing(tmp_path, earlier, capsys):
-    """01 released from EARLIER; ada and ben fetch and solve it. The instructor then releases today's
-    01 (the setup cell's `_axes_tuple` renamed): the release lists them and the name, and refuses
-    without --force. `course grade` (nbgrader's path) gives ada full marks on v1 (one student
-    graded: ben's submission is the same work); status and feedback say v1."""
-    assignment = "01_forward_ops"
-    releases, sources = tmp_path / "releases", tmp_path / "sources"
-    shutil.copytree(earlier / "assignments" / assignment, releases / assignment)
-    shutil.copytree(earlier / "source" / assignment, sources / assignment)
-    demo = DemoClass(tmp_path / "class", assignment)
-    folder = str(demo.course_dir)
-    init_course(demo.course_dir, "demo", demo.exchange)  # `course init` without building the student install
-    _point_course_at(demo.course_dir, releases, sources)
-    assert course(["release", assignment, "--course", folder]) == 0
-    assert "released 01_forward_ops v1" in capsys.readouterr().out
-    for student in ("ada", "ben"):
-        assert demo.fetch(student) == 0
-        fetched = demo.home(student) / assignment / f"{assignment}.ipynb"
-        assert release_versions.claimed_label(nbformat.read(str(fetched), as_version=4)) == "v1"
-        work = answered(nbformat.read(str(fetched), as_version=4),
-                        nbformat.read(str(earlier / "solutions" / assignment / f"{assignment}.ipynb"), as_version=4))
-        assert demo.submit(Persona(student, "solves v1", lambda _, work=work: work)) == 0
+def test_the_checks_kept_for_an_earlier_contract_can_fail(seven, earlier):
+    """v1's blank release of 07 (its cells unanswered, a few seconds) scores zero on every task,
+    the rewritten ones included."""
+    assignment = "07_experiments"
+    blank = nbformat.read(str(earlier / "assignments" / assignment / f"{assignment}.ipynb"), as_version=4)
+    result = grade_one(assignment, _write(blank, seven.demo.base / "blank" / f"{assignment}.ipynb"),
+                       GradingSettings.current(course_root=seven.demo.course_dir))
+    assert result["grading_error"] is None and result["version"]["graded"] == "v1", result["grading_error"]
+    assert {t: r["score"] for t, r in result["tasks"].items()} == {t: 0 for t in _earlier_tasks(earlier, assignment)}
+    assert sorted(result["earlier_checks"]) == sorted(EARLIER_CONTRACTS)
 
-    shutil.rmtree(releases / assignment)
-    shutil.rmtree(sources / assignment)
-    shutil.copytree(release_notebook(assignment).parent, releases / assignment)
-    shutil.copytree(ROOT / "source" / assignment, sources / assignment)
-    capsys.readouterr()
-    assert course(["release", assignment, "--course", folder]) == 2
-    captured = capsys.readouterr()
-    assert "_axes_tuple" in captured.out and "the earlier notebook uses it in setup" in captured.out
-    assert "ada: submitted, not collected yet" in captured.out and "ben: submitted, not collected yet" in captured.out
-    assert "--force" in captured.err
-    outbound = demo.exchange / "demo" / "outbound" / assignment / f"{assignment}.ipynb"
-    assert release_versions.claimed_label(nbformat.read(str(outbound), as_version=4)) == "v1"  # nothing replaced
-    assert course(["release", assignment, "--course", folder, "--yes"]) == 0
+
+@pytest.mark.slow
+def test_releasing_v2_lists_who_holds_v1_and_the_renamed_helper_and_asks_first(seven):
+    """01's v2 renames the setup cell's `_axes_tuple`: after ada and ben submitted v1, `course
+    release` lists them and the name, and refuses without --force; the exchange keeps v1 until then."""
+    assert seven.said["release v1"][0] == 0 and "released 01_forward_ops v1" in seven.said["release v1"][1]
+    assert seven.labels["fetched"] == "v1"
+    status, said = seven.said["release v2 refused"]
+    assert status == 2
+    assert "_axes_tuple" in said and "the earlier notebook uses it in setup" in said
+    assert "ada: submitted, not collected yet" in said and "ben: submitted, not collected yet" in said
+    assert "--force" in said and "released 01_forward_ops v2" not in said
+    assert seven.labels["outbound after the refusal"] == "v1"  # nothing replaced
+    assert "released 01_forward_ops v2" in seven.said["release v2"][1]
+    outbound = seven.demo.exchange / "demo" / "outbound" / "01_forward_ops" / "01_forward_ops.ipynb"
     assert release_versions.claimed_label(nbformat.read(str(outbound), as_version=4)) == "v2"
 
-    assert course(["collect", assignment, "--course", folder]) == 0
-    assert course(["grade", assignment, "--course", folder, "--student", "ada", "--workers", "1"]) == 0
-    points = graded_tasks(releases / assignment / f"{assignment}.ipynb")
-    with Course(demo.course_dir).gradebook() as gradebook:
-        scores = gradebook_task_scores(gradebook, assignment, points)
-    assert scores["ada"] == points  # forward_summation 3 of 3: `_axes_tuple` was there in v1
-    capsys.readouterr()
-    assert course(["status", assignment, "--course", folder]) == 0
-    out = capsys.readouterr().out
-    assert "released version v2" in out and out.count(" v1") >= 2
-    autograded = demo.course_dir / "autograded" / "ada" / assignment / f"{assignment}.ipynb"
-    text = "".join(o.get("text", "") for c in nbformat.read(str(autograded), as_version=4).cells
-                   for o in c.get("outputs", []))
-    assert "Graded against release v1 of 01_forward_ops, the one you worked on (the latest is v2)" in text
 
-    # The other policy: on the latest version ada's v1 code calls the renamed `_axes_tuple`. The
-    # consequences are shown, and nothing reaches the gradebook without --yes.
-    capsys.readouterr()
-    assert course(["grade", assignment, "--course", folder, "--student", "ada", "--version", "latest"]) == 1
-    out = capsys.readouterr().out
+@pytest.mark.slow
+def test_the_grading_service_grades_v1_submissions_against_v1(seven, earlier):
+    """Submitted before v2 was released, served after: the service grades ada's program once
+    (ben's is the same work, reused), full marks on v1's tasks, and each page names v1; `course
+    grade` then stores the same scores (it reuses that grading: one key, the version in it)."""
+    served = sorted((r for r in rows(seven.demo) if r["assignment"] == "01_forward_ops"), key=lambda r: r["student"])
+    assert [(r["student"], r["outcome"]) for r in served] in (
+        [("ada", "graded"), ("ben", "reused")], [("ada", "reused"), ("ben", "graded")])
+    assert sum(r["gradings"] for r in served) == 1
+    v1_tasks = _earlier_tasks(earlier, "01_forward_ops")
+    for row in served:
+        scores = {task: tuple(score_points) for task, score_points in json.loads(row["scores"]).items()}
+        assert scores == {task: (points, points) for task, points in v1_tasks.items()}
+        page = page_of(seven.demo, row)
+        assert f"{len(v1_tasks)} of {len(v1_tasks)} tasks pass every hidden check" in page
+        assert "Graded against release v1 of 01_forward_ops, the one you worked on (the latest is v2)" in page
+    # the blank release graded now, ada's the service's grading
+    assert "1 notebook(s) graded now, 1 reused" in seven.said["grade 01_forward_ops"][1]
+
+
+@pytest.mark.slow
+def test_status_says_v1_and_grading_on_the_latest_shows_the_cost_first(seven, earlier):
+    """`course status` shows each submission's version. The other policy: on the latest version
+    ada's v1 code calls the renamed `_axes_tuple`; the consequences are shown, and nothing reaches
+    the gradebook without --yes."""
+    assignment = "01_forward_ops"
+    assert seven.run("status", "status", assignment) == 0
+    out = seven.said["status"][1]
+    assert "released version v2" in out and out.count(" v1") >= 2
+    points = graded_tasks(seven.releases / assignment / f"{assignment}.ipynb")
+    with Course(seven.demo.course_dir).gradebook() as gradebook:
+        before = gradebook_task_scores(gradebook, assignment, points)
+    assert seven.run("latest", "grade", assignment, "--student", "ada", "--version", "latest") == 1
+    out = seven.said["latest"][1]
     assert "nothing was stored in the gradebook" in out
     row = next(line for line in out.splitlines() if line.startswith("ada "))
     full = f"{sum(points.values()):g} / {sum(points.values()):g}"
     assert row.count(full) == 1 and "v1" in row, row  # full marks on v1, fewer on v2
-    with Course(demo.course_dir).gradebook() as gradebook:
-        assert gradebook_task_scores(gradebook, assignment, points) == scores
+    with Course(seven.demo.course_dir).gradebook() as gradebook:
+        assert gradebook_task_scores(gradebook, assignment, points) == before
