@@ -472,8 +472,13 @@ def _say_service_queue(course: Course, assignment: str | None) -> None:
     summary = queue_summary(rows)
     waits = (f"; today's wait from submit to feedback: median {summary['median_wait']:.0f} s, p95 "
              f"{summary['p95_wait']:.0f} s" if summary["median_wait"] is not None else "")
+    retrying = f" ({summary['retrying']} of them to be retried after a grading error)" if summary["retrying"] else ""
     _say(f"\ngrading service (course serve){' for ' + assignment if assignment else ''}: {summary['waiting']} "
-         f"waiting, {summary['grading']} grading, {summary['done']} done, {summary['errors']} grading error(s){waits}")
+         f"waiting{retrying}, {summary['grading']} grading, {summary['done']} done, {summary['errors']} grading "
+         f"error(s){waits}")
+    for row in summary["retry_rows"][:20]:
+        _say(f"  RETRY {row['student']} {row['assignment']} ({row['folder']}) after {row['attempts']} failed "
+             f"tr{'y' if row['attempts'] == 1 else 'ies'}: {(row['error'] or '')[:300]}")
     for row in summary["error_rows"][:20]:
         _say(f"  GRADING ERROR {row['student']} {row['assignment']} ({row['folder']}): {(row['error'] or '')[:300]}")
 

@@ -20,7 +20,10 @@ def queue_summary(rows: list[dict], now: datetime.datetime | None = None) -> dic
     waits = [(r["finished_at"] - r["submitted_at"]).total_seconds() for r in rows
              if r["state"] == DONE and r["finished_at"] and r["finished_at"] >= today]
     count = {state: sum(r["state"] == state for r in rows) for state in (QUEUED, GRADING, DONE, GRADING_ERROR)}
+    # A queued row that carries an error failed a grading and waits for its retry (worker.py).
+    retry_rows = [r for r in rows if r["state"] == QUEUED and r["error"]]
     return {"waiting": count[QUEUED], "grading": count[GRADING], "done": count[DONE], "errors": count[GRADING_ERROR],
+            "retrying": len(retry_rows), "retry_rows": retry_rows,
             "median_wait": _percentile(waits, 0.5) if waits else None,
             "p95_wait": _percentile(waits, 0.95) if waits else None,
             "error_rows": [r for r in rows if r["state"] == GRADING_ERROR]}
