@@ -60,7 +60,7 @@ def checked_diagnoses(assignment: str, nb) -> dict:
 
 def measure(assignment: str, show: bool, diagnoses_of=graded_diagnoses) -> dict:
     start = time.perf_counter()
-    row = {"cases": 0, "right": 0, "none": 0, "wrong": 0, "claimed": 0,
+    row = {"cases": 0, "right": 0, "none": 0, "wrong": 0, "claimed": 0, "near_misses": 0, "wrong_on_near_misses": 0,
            "misconceptions": len(misconceptions_of(assignment))}
     row["solution"] = len(diagnoses_of(assignment, source(assignment)))
     for case in wrong_catalogue(assignment):
@@ -70,6 +70,9 @@ def measure(assignment: str, show: bool, diagnoses_of=graded_diagnoses) -> dict:
         row["cases"] += 1
         row[verdict] += 1
         row["claimed"] += bool(claimed)
+        if "near_miss_of" in case:  # a mistake that resembles a misconception: no name allowed but its claim
+            row["near_misses"] += 1
+            row["wrong_on_near_misses"] += verdict == "wrong"
         if show or verdict == "wrong":
             print(f"  {verdict:5s} {case['name']:48s} {', '.join(f'{t}: {n}' for t, n in got.items()) or '-'}")
     row["seconds"] = time.perf_counter() - start
@@ -96,7 +99,8 @@ def main(argv=None) -> int:
                           str(r["none"]), str(r["wrong"]), str(r["solution"]), f"{r['seconds']:.0f}"]))
     missed = total["claimed"] - total["right"]
     print(f"\n{total['right']} of {total['cases']} wrong submissions named right, {total['none']} with no diagnosis, "
-          f"{total['wrong']} wrong; {missed} claimed diagnoses not made; {total['solution']} diagnoses on solutions")
+          f"{total['wrong']} wrong ({total['wrong_on_near_misses']} of them on the {total['near_misses']} near misses); "
+          f"{missed} claimed diagnoses not made; {total['solution']} diagnoses on solutions")
     return 1 if total["wrong"] or total["solution"] else 0
 
 

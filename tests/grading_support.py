@@ -54,7 +54,9 @@ def wrong_catalogue(assignment: str) -> list[dict]:
     """The realistic wrong submissions of tests/fixtures/wrong_submissions/<assignment>.py: each a
     dict with name, description, edits (of the solution notebook), breaks (the tasks it must lose),
     diagnosis (task -> the misconception the feedback must name; absent: none) and, for the same
-    mistake written another way, same_mistake_as (the case it repeats)."""
+    mistake written another way, same_mistake_as (the case it repeats); for a near miss (a mistake
+    that resembles a misconception but differs from it in one output), near_miss_of (that
+    misconception, which must not be named)."""
     if not (ROOT / "tests" / "fixtures" / "wrong_submissions" / f"{assignment}.py").exists():
         return []
     return list(importlib.import_module(f"fixtures.wrong_submissions.{assignment}").WRONG)

@@ -187,6 +187,28 @@ def test_a_mistake_written_another_way_claims_the_same_diagnosis():
     assert others >= 10
 
 
+# Misconceptions that predict more than one output wrong (two adjoints, several columns, a value
+# and its re-evaluation): each needs a near miss in the catalogue, a mistake that gets one of
+# those outputs as the misconception does and another one otherwise (issue 25).
+SEVERAL_OUTPUTS = {
+    "matmul_sums_leading_axes_only", "adjoints_overwritten", "softmax_loss_sums_over_batch",  # 02
+    "naive_divides_by_batch",  # 04
+    "scaler_grows_one_step_late", "good_steps_not_reset_after_growth",  # 07
+}
+
+
+def test_every_misconception_of_several_outputs_has_a_near_miss_that_claims_no_diagnosis():
+    near = {}
+    for a in ASSIGNMENTS:
+        names = {m.name for m in misconceptions_of(a)}
+        for case in wrong_catalogue(a):
+            if "near_miss_of" in case:
+                assert case["near_miss_of"] in names, (case["name"], case["near_miss_of"])
+                assert case["near_miss_of"] not in case.get("diagnosis", {}).values(), case["name"]
+                near.setdefault(case["near_miss_of"], []).append(case["name"])
+    assert SEVERAL_OUTPUTS <= set(near), sorted(SEVERAL_OUTPUTS - set(near))
+
+
 # ------------------------------------------------------------------------------ the catalogue, graded
 @pytest.mark.parametrize("assignment,case", CATALOGUE)
 def test_a_wrong_submission_gets_exactly_the_diagnosis_it_claims(sandbox, assignment, case):

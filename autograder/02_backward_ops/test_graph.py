@@ -151,10 +151,19 @@ def check_expression(student, name, arrays, out_grad, what):
                                      options={"substitutes": topo_sort_substitutes(student)}), what, ("grads",))
     grads = as_list(got["grads"], f"{what}: the inputs' gradients", len(arrays))
     _, expected = torch_backward(EXPRESSIONS[name], arrays, out_grad)
+    # Every input's gradient is compared before the first failure is raised: a right one is
+    # evidence too (a mistake that would spoil it is not named, diagnosis.py).
+    failures = []
     for i, (g, e) in enumerate(zip(grads, expected)):
         if g is None:
-            raise AssertionError(f"{what}: input {i} has no .grad after backward()")
-        expect_close(g, e, f"{what}: .grad of input {i}", rtol=1e-10, atol=1e-12)
+            failures.append(AssertionError(f"{what}: input {i} has no .grad after backward()"))
+            continue
+        try:
+            expect_close(g, e, f"{what}: .grad of input {i}", rtol=1e-10, atol=1e-12)
+        except AssertionError as err:
+            failures.append(err)
+    if failures:
+        raise failures[0]
 
 
 @task("reverse_mode", weight=3)
@@ -283,14 +292,24 @@ def test_softmax_loss_is_a_graph_of_ops(student, rng, n, k):
     z, z2, labels = rng.standard_normal((n, k)) * 2, rng.standard_normal((n, k)) * 2, rng.integers(0, k, n)
     y = one_hot(labels, k)
     got = student.call("course_lib.nn:softmax_loss", z, y, as_tensors=True, reevaluate=[z2, y])
-    expect_close(got["out"], torch_loss(z, labels), f"softmax_loss, N={n}, K={k}", rtol=1e-10, atol=1e-12)
+    # Both values are compared before the first failure is raised: a right one is evidence too
+    # (a mistake that would spoil it is not named, diagnosis.py).
+    out_failure = None
+    try:
+        expect_close(got["out"], torch_loss(z, labels), f"softmax_loss, N={n}, K={k}", rtol=1e-10, atol=1e-12)
+    except AssertionError as err:
+        out_failure = err
     try:
         expect_close(got["again"], torch_loss(z2, labels), f"softmax_loss, N={n}, K={k}, its graph evaluated again "
                                                              f"at new logits", rtol=1e-10, atol=1e-12)
     except AssertionError:
+        if out_failure is not None:
+            raise out_failure from None
         if np.allclose(got["again"], got["out"]):
             raise AssertionError(f"softmax_loss, N={n}, K={k}: the loss is not connected to the logits in the graph "
                                  f"(its graph, evaluated again at other logits, gives the same value): build it with "
                                  f"ops on Tensors, not with NumPy on .numpy() values, so that loss.backward() reaches "
                                  f"the logits") from None
         raise
+    if out_failure is not None:
+        raise out_failure
