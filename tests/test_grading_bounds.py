@@ -77,7 +77,7 @@ def test_the_reference_code_is_nowhere_the_worker_can_reach(tmp_path):
 
     case = next(c for c in HOSTILE_GRADER_SIDE if c["name"] == "reads_the_lent_central_difference")
     path = _notebook(tmp_path, "06_gradient_checking", case["inject"], case["edits"])
-    spec = importlib.util.spec_from_file_location("conftest_06", ROOT / "autograder" / "06_gradient_checking" / "conftest.py")
+    spec = importlib.util.spec_from_file_location("lends_06", ROOT / "autograder" / "06_gradient_checking" / "lends.py")
     conftest = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(conftest)
     with StudentSession("06_gradient_checking", path, **FAST) as session:

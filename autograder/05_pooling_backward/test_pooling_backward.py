@@ -7,7 +7,7 @@ The backward passes are reached through ``MaxPool2d.gradient`` / ``AvgPool2d.gra
 build MaxPool2dBackward / AvgPool2dBackward and run their compute) and through reverse mode; the
 two pieces they call, the first-maximum mask and col2im, are graded on their own (FirstMaxMask
 against PyTorch's argmax indices, Col2Im against ``torch.nn.functional.fold``), and lent by the
-grader to the other tasks' checks (conftest.py).
+grader to the other tasks' checks (lends.py).
 """
 import numpy as np
 import pytest

@@ -15,7 +15,7 @@ A mutant is *killed* when its task scores less than its points, *survived* when 
 and the run fails.
 
 ``together=True`` grades one mutant of each task in the same notebook (the hidden suites lend the
-other tasks' reference where a task's checks use them, conftest.py's ``lent_to``). A survivor there
+other tasks' reference where a task's checks use them, lends.py's ``lent_to``). A survivor there
 is a survivor; a kill is confirmed by grading that mutant alone whenever another task of the same
 notebook lost points too, since a check of one task may call another task's code.
 """

@@ -2,8 +2,6 @@
 gradient_check), so they get the reference one for those calls only. It runs here, in the grader:
 the worker's stand-in sends it the arguments, and it asks the worker for f's value at each point it
 probes (reference.calls_back_substitutes). Its code never reaches the student's process."""
-import pytest
-
 from course_lib.gradcheck import central_difference
 from course_tools.grading.reference import calls_back_substitutes
 
@@ -14,9 +12,3 @@ def lent_to(student, task: str) -> dict:
                                                 "student:central_difference"], central_difference)
     return {}
 
-
-@pytest.fixture(autouse=True)
-def lend_the_other_tasks(student):
-    student.lend = lambda task: lent_to(student, task)
-    yield
-    student.lend = None

@@ -1,7 +1,5 @@
 """Each task of 02 graded on its own: the checks of every task but its own get the grader's
 reduce_to_shape (backward_broadcast_to) and topological sort (topo_sort)."""
-import pytest
-
 from course_tools.grading.reference import reduce_to_shape_substitutes, topo_sort_substitutes
 
 
@@ -13,9 +11,3 @@ def lent_to(student, task: str) -> dict:
         lent.update(topo_sort_substitutes(student))
     return lent
 
-
-@pytest.fixture(autouse=True)
-def lend_the_other_tasks(student):
-    student.lend = lambda task: lent_to(student, task)
-    yield
-    student.lend = None

@@ -1,8 +1,6 @@
 """Each task of 05 graded on its own: a backward check builds its node with the forward op, and
 both backward passes call the first-maximum mask (maxpool_mask) and col2im (pool_col2im); for
 every other task's checks those are the grader's."""
-import pytest
-
 from course_tools.grading.reference import compute_substitutes
 
 
@@ -13,9 +11,3 @@ def lent_to(student, task: str) -> dict:
         return compute_substitutes(student, "AvgPool2d", "Col2Im")
     return {}
 
-
-@pytest.fixture(autouse=True)
-def lend_the_other_tasks(student):
-    student.lend = lambda task: lent_to(student, task)
-    yield
-    student.lend = None

@@ -1,7 +1,5 @@
 """Each task of 04 graded on its own: conv's backward is built from conv itself, nn.Conv runs the
 op forward and backward; their checks get the grader's Conv.compute (and Conv.gradient)."""
-import pytest
-
 from course_tools.grading.reference import compute_substitutes, gradient_substitutes
 
 
@@ -12,9 +10,3 @@ def lent_to(student, task: str) -> dict:
         return {**compute_substitutes(student, "Conv"), **gradient_substitutes(student, "Conv")}
     return {}
 
-
-@pytest.fixture(autouse=True)
-def lend_the_other_tasks(student):
-    student.lend = lambda task: lent_to(student, task)
-    yield
-    student.lend = None

@@ -1,8 +1,6 @@
 """Each task of 01 graded on its own: NDArray.sum, summation and transpose read their axes through
 normalize_axes (a task of its own), so the checks of every other task get the grader's version,
 in course_lib and under the notebook's own name."""
-import pytest
-
 from course_lib import nd
 
 
@@ -12,9 +10,3 @@ def lent_to(student, task: str) -> dict:
     return {**student.substitute("course_lib.nd:normalize_axes", "function", nd.normalize_axes),
             **student.substitute("student:normalize_axes", "function", nd.normalize_axes)}
 
-
-@pytest.fixture(autouse=True)
-def lend_the_other_tasks(student):
-    student.lend = lambda task: lent_to(student, task)
-    yield
-    student.lend = None

@@ -2,8 +2,6 @@
 task), slicing and setitem (pad, dilate, undilate, crop) need _slice_view (ndarray_getitem), the
 ops need NDArray.flip and each other (dilate's gradient is undilate and back), so each task's
 checks get the grader's version of the others."""
-import pytest
-
 import numpy as np
 
 from course_tools.grading.reference import compute_substitutes, ndarray_method, slice_view
@@ -31,9 +29,3 @@ def lent_to(student, task: str) -> dict:
         lent.update(compute_substitutes(student, "Dilate"))
     return lent
 
-
-@pytest.fixture(autouse=True)
-def lend_the_other_tasks(student):
-    student.lend = lambda task: lent_to(student, task)
-    yield
-    student.lend = None
