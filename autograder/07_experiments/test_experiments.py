@@ -4,8 +4,9 @@ properties of the three experiments' results, and LossScaler.
 The worker runs the notebook with NBGRADER_EXECUTION set, so the experiments are at their
 reduced size; the sizes (IMPL_UPDATES, POOL_SEEDS, PREC_SEEDS, STRESS_UPDATES) are read from the
 submission's locked setup cell. LossScaler is a class and cannot be called across the protocol:
-it is checked by replaying the scale sequences the notebook's runs recorded (always), and with the
-loss_scaler_run scenario when the framework has it.
+it is driven through the loss_scaler_run scenario and compared with the reference (loss_scaler's
+checks). The experiment's recorded scale sequences are replayed through the student's own scaler,
+so that a scaler bug costs only loss_scaler's points.
 
 PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
 """
@@ -434,10 +435,18 @@ def test_stress_test_backs_off_and_grows(student):
         assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
             f"stress test, {name}: a 2^24 scale overflows float16 at once: at least one step must be skipped"
         assert scales[0] < 2.0 ** 24, f"stress test, {name}: after the first (overflowing) step the scale must be below 2^24"
-        drops = np.flatnonzero(np.diff(np.concatenate([[2.0 ** 24], scales])) < 0)
-        rises = np.flatnonzero(np.diff(scales) > 0)
-        assert len(rises) and rises.max() + 1 > drops.min(), \
-            f"stress test, {name}: after backing off, the scale must grow again once growth_interval finite steps have passed"
+        # Whether the run was long enough to show growth is judged on its overflow pattern replayed
+        # through the reference scaler: a scaler that never grows is loss_scaler's fault alone.
+        flags = _overflows(scales, 2.0 ** 24)
+        reference = LossScaler(init_scale=2.0 ** 24, growth_interval=10)
+        grew_after_backoff = False
+        for overflow in flags:
+            before = reference.scale_value
+            reference.update(not overflow)
+            grew_after_backoff |= reference.skipped_steps > 0 and reference.scale_value > before
+        assert grew_after_backoff, (
+            f"stress test, {name}: after backing off, the run must go on for at least growth_interval finite steps, "
+            f"so that the scale grows again")
         losses = np.asarray(s["losses"], dtype=float)
         assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
             f"stress_results[{name!r}]['losses']: one finite loss per update"
@@ -445,12 +454,14 @@ def test_stress_test_backs_off_and_grows(student):
 
 @task("experiment_precision", weight=1)
 def test_stress_test_counts_its_skipped_steps(student):
-    """each stress test's skipped_steps is the number of times its scale backed off"""
+    """each stress test's skipped_steps is what your scaler counts for the times its scale backed off"""
     for name, s in _stress(student).items():
         scales = np.asarray(s["scales"], dtype=float)
-        drops = int(np.sum(np.diff(np.concatenate([[float(s["init_scale"])], scales])) < 0))
-        assert s["skipped_steps"] == drops, (
-            f"stress_results[{name!r}]['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times")
+        drops = int(np.sum(_overflows(scales, s["init_scale"])))
+        counted = _own_replay(student, scales, s["init_scale"], 10)[1]
+        assert s["skipped_steps"] == counted, (
+            f"stress_results[{name!r}]['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times "
+            f"and your LossScaler counts {counted} skipped steps for them: record scaler.skipped_steps after the run")
 
 
 @task("experiment_precision", weight=1)
@@ -474,53 +485,64 @@ def test_precisions_learn_alike(student):
 
 
 # ---------------------------------------------------------------------------------------- loss_scaler
-def _replay(scales, init_scale, growth_interval):
-    """The overflow pattern a scale sequence implies (a drop = an overflow), replayed through the
-    reference LossScaler; returns (reference scales, reference skipped steps)."""
-    reference = LossScaler(init_scale=init_scale, growth_interval=growth_interval)
-    previous, out = init_scale, []
-    for scale in scales:
-        reference.update(not scale < previous)
-        out.append(reference.scale_value)
-        previous = scale
-    return np.array(out), reference.skipped_steps
+def _overflows(scales, init_scale):
+    """The overflow pattern a recorded scale sequence implies: a step overflowed exactly when the
+    scale dropped after it (the runs record the scale after every update, not the flags)."""
+    before = np.concatenate([[float(init_scale)], np.asarray(scales, dtype=float)[:-1]])
+    return list(np.asarray(scales, dtype=float) < before)
 
 
-def _assert_replays(scales, init_scale, growth_interval, what):
-    expected, skipped = _replay(scales, init_scale, growth_interval)
+def _assert_replays(student, scales, init_scale, growth_interval, what):
+    """The experiment's scale sequence against the student's OWN LossScaler driven through the same
+    overflow pattern: this judges the experiment (one update per step, the right flag, the scale
+    recorded after each update), and a scaler bug is charged to loss_scaler alone, whose checks
+    compare the scaler with the reference. Returns the skipped steps that run counted."""
+    expected, skipped = _own_replay(student, scales, init_scale, growth_interval)
     wrong = np.flatnonzero(scales != expected)
     if wrong.size:
         i = int(wrong[0])
         raise AssertionError(
-            f"{what}: after update {i + 1} the scale is {scales[i]:g}, but LossScaler's rules (back off x0.5 after "
-            f"an overflow, grow x2 after {growth_interval} finite steps in a row, counting from the last growth or "
-            f"overflow) give {expected[i]:g} for the same pattern of overflows")
+            f"{what}: after update {i + 1} the run recorded the scale {scales[i]:g}, but your LossScaler given the "
+            f"same pattern of overflows (an overflow wherever the recorded scale dropped) is at {expected[i]:g}: "
+            f"call scaler.update(finite) once per step, with that step's flag, and record scale_value after it")
     return skipped
 
 
+def _own_replay(student, scales, init_scale, growth_interval):
+    """The student's LossScaler driven through the overflow pattern of ``scales`` (an inf gradient
+    where the scale dropped, a finite one elsewhere): (its scales after each step, its skipped_steps)."""
+    settings = {"init_scale": float(init_scale), "growth_interval": int(growth_interval)}
+    steps = [[np.array([np.inf] if overflow else [1.0], np.float16)] for overflow in _overflows(scales, init_scale)]
+    if not steps:
+        return np.array([]), 0
+    _, columns = _run_scaler_columns(student, settings, steps)
+    return columns["scale"], int(columns["skipped"][-1])
+
+
 # The two checks below read the experiment's runs (the notebook's experiment_precision cell), so
-# they grade that task: loss_scaler's own points come from driving the scaler directly.
+# they grade that task, against the student's own scaler: loss_scaler's points come from driving
+# the scaler directly and comparing it with the reference.
 @task("experiment_precision", weight=2)
 def test_stress_scales_follow_the_rules(student):
-    """the stress tests' scale sequences (your update) follow the back-off / growth rules"""
+    """the stress tests' scale sequences are what your LossScaler gives for their overflows (one update per step)"""
     for name, s in _stress(student).items():
         scales = np.asarray(s["scales"], dtype=float)
         assert scales.ndim == 1 and scales.size > 0, f"stress_results[{name!r}]['scales'] is empty"
-        skipped = _assert_replays(scales, 2.0 ** 24, 10, f"stress test, {name} (init 2^24, growth_interval 10)")
+        skipped = _assert_replays(student, scales, 2.0 ** 24, 10, f"stress test, {name} (init 2^24, growth_interval 10)")
         assert s["skipped_steps"] == skipped, (
             f"stress test, {name}: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
 
 
 @task("experiment_precision", weight=1)
 def test_mixed_run_scales_follow_the_rules(student):
-    """the mixed runs' scale sequences (your update) follow the back-off / growth rules"""
+    """the mixed runs' scale sequences are what your LossScaler gives for their overflows (one update per step)"""
     results = _precision(student)
     init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
     for name in MIXED:
         run = results[name]
         scales = np.asarray(run["scales"], dtype=float)
         assert scales.ndim == 1 and scales.size > 0, f"precision_results[{name!r}]['scales'] is empty"
-        skipped = _assert_replays(scales, float(init), int(growth),
+        skipped = _assert_replays(student, scales, float(init), int(growth),
                                   f"{name} run, first seed (init {init:g}, growth_interval {growth})")
         assert run["skipped_steps"][0] == skipped, (
             f"{name}, first seed: skipped_steps is {run['skipped_steps'][0]}, but the scale backed off {skipped} times")
@@ -759,7 +781,7 @@ def test_earlier_stress_scales_follow_the_rules(student):
     s = _earlier_stress(student)
     scales = np.asarray(s["scales"], dtype=float)
     assert scales.ndim == 1 and scales.size > 0, "stress_results['scales'] is empty"
-    skipped = _assert_replays(scales, 2.0 ** 24, 10, "stress test (init 2^24, growth_interval 10)")
+    skipped = _assert_replays(student, scales, 2.0 ** 24, 10, "stress test (init 2^24, growth_interval 10)")
     assert s["skipped_steps"] == skipped, (
         f"stress test: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
 
@@ -771,7 +793,7 @@ def test_earlier_mixed_run_scales_follow_the_rules(student):
     scales = np.asarray(mixed["scales"], dtype=float)
     assert scales.ndim == 1 and scales.size > 0, "precision_results['mixed float16']['scales'] is empty"
     init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
-    skipped = _assert_replays(scales, float(init), int(growth),
+    skipped = _assert_replays(student, scales, float(init), int(growth),
                               f"mixed float16 run, first seed (init {init:g}, growth_interval {growth})")
     assert mixed["skipped_steps"][0] == skipped, (
         f"mixed float16, first seed: skipped_steps is {mixed['skipped_steps'][0]}, but the scale backed off "
