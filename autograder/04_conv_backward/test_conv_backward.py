@@ -7,52 +7,13 @@ loops are NCHW with a (C_out, C_in, KH, KW) kernel.
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 
 from course_tools.grading.expect import as_mapping
 from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, expect_worked, task, worked_answer
+from course_tools.grading.torch_reference import oihw, torch_conv_nchw, torch_conv_nhwc
 
 torch.set_num_threads(1)
-
-
-def nchw(x):
-    return np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2)))
-
-
-def nhwc(x):
-    return np.ascontiguousarray(np.transpose(x, (0, 2, 3, 1)))
-
-
-def oihw(w):
-    """(KH, KW, C_in, C_out) -> (C_out, C_in, KH, KW)."""
-    return np.ascontiguousarray(np.transpose(w, (3, 2, 0, 1)))
-
-
-def hwio(w):
-    """(C_out, C_in, KH, KW) -> (KH, KW, C_in, C_out)."""
-    return np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0)))
-
-
-def torch_conv_nchw(x, w, stride, padding, dilation, g=None, bias=None):
-    """PyTorch's conv2d (NCHW, OIHW) in float64; with g, also (dx, dw, db) by autograd."""
-    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
-    bt = None if bias is None else torch.tensor(bias, dtype=torch.float64, requires_grad=True)
-    out = F.conv2d(xt, wt, bt, stride=stride, padding=padding, dilation=dilation)
-    if g is None:
-        return out.detach().numpy()
-    out.backward(torch.tensor(g, dtype=torch.float64))
-    return (out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(),
-            None if bt is None else bt.grad.numpy())
-
-
-def torch_conv_nhwc(x, w, stride, padding, dilation, g=None):
-    """The same for course_lib's NHWC layout: out, or (out, x.grad, w.grad) in NHWC / HWIO."""
-    if g is None:
-        return nhwc(torch_conv_nchw(nchw(x), oihw(w), stride, padding, dilation))
-    out, dx, dw, _ = torch_conv_nchw(nchw(x), oihw(w), stride, padding, dilation, nchw(g))
-    return nhwc(out), nhwc(dx), hwio(dw)
 
 
 def out_size(n, k, s, p, d):

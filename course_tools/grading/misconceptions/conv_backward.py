@@ -7,10 +7,9 @@ right parts of each wrong answer.
 from __future__ import annotations
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from ..diagnosis import Call, Misconception, notebook_place
+from ..torch_reference import hwio, nchw, nhwc, oihw, torch_conv_nchw, torch_conv_nhwc
 from ._calls import Probe, function_call, forward_call, gradient_call, request_call
 
 NOTEBOOK = "04_conv_backward"
@@ -20,35 +19,9 @@ WHERE_BACKWARD = notebook_place("section 6", NOTEBOOK, "The backward pass, as co
 WHERE_NAIVE = notebook_place("section 4", NOTEBOOK, "The naive loops")
 
 
-def _nchw(x):
-    return np.ascontiguousarray(np.transpose(x, (0, 3, 1, 2)))
-
-
-def _nhwc(x):
-    return np.ascontiguousarray(np.transpose(x, (0, 2, 3, 1)))
-
-
-def _oihw(w):
-    return np.ascontiguousarray(np.transpose(w, (3, 2, 0, 1)))
-
-
-def _hwio(w):
-    return np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0)))
-
-
 def torch_grads_nchw(x, w, g, stride, padding, dilation):
     """(dx, dw) of PyTorch's conv2d, NCHW / OIHW, float64."""
-    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-    wt = torch.tensor(w, dtype=torch.float64, requires_grad=True)
-    F.conv2d(xt, wt, stride=stride, padding=padding, dilation=dilation).backward(torch.tensor(g, dtype=torch.float64))
-    return xt.grad.numpy(), wt.grad.numpy()
-
-
-def torch_conv_nhwc(x, k, stride=1, padding=0, dilation=1):
-    """PyTorch's conv2d (cross-correlation) of NHWC x with an HWIO kernel, NHWC out, float64."""
-    out = F.conv2d(torch.tensor(_nchw(x), dtype=torch.float64), torch.tensor(_oihw(k), dtype=torch.float64),
-                   stride=stride, padding=padding, dilation=dilation)
-    return _nhwc(out.numpy())
+    return torch_conv_nchw(x, w, stride, padding, dilation, g)[1:3]
 
 
 def _dilate_hw(g, zeros):
@@ -90,9 +63,9 @@ def kernel_not_flipped(call: Call):
         return None
     x, k, g, s, p, d = found
     # Correlating with k itself is the right formula applied to the kernel rotated by 180 degrees.
-    dx, _ = torch_grads_nchw(_nchw(x), _oihw(k[::-1, ::-1].copy()), _nchw(g), s, p, d)
-    _, dw = torch_grads_nchw(_nchw(x), _oihw(k), _nchw(g), s, p, d)
-    return _as_result(call, _nhwc(dx), _hwio(dw))
+    dx, _ = torch_grads_nchw(nchw(x), oihw(k[::-1, ::-1].copy()), nchw(g), s, p, d)
+    _, dw = torch_grads_nchw(nchw(x), oihw(k), nchw(g), s, p, d)
+    return _as_result(call, nhwc(dx), hwio(dw))
 
 
 def padding_ignores_forward_padding(call: Call):
@@ -104,9 +77,9 @@ def padding_ignores_forward_padding(call: Call):
         return None  # the same as the right answer
     # Full padding d(K-1) without taking p off: the gradient of the *padded* input, uncropped.
     x_pad = np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))
-    dx, _ = torch_grads_nchw(_nchw(x_pad), _oihw(k), _nchw(g), s, 0, d)
-    _, dw = torch_grads_nchw(_nchw(x), _oihw(k), _nchw(g), s, p, d)
-    return _as_result(call, _nhwc(dx), _hwio(dw))
+    dx, _ = torch_grads_nchw(nchw(x_pad), oihw(k), nchw(g), s, 0, d)
+    _, dw = torch_grads_nchw(nchw(x), oihw(k), nchw(g), s, p, d)
+    return _as_result(call, nhwc(dx), hwio(dw))
 
 
 def kernel_gradient_divided_by_batch(call: Call):
@@ -114,8 +87,8 @@ def kernel_gradient_divided_by_batch(call: Call):
     if found is None:
         return None
     x, k, g, s, p, d = found
-    dx, dw = torch_grads_nchw(_nchw(x), _oihw(k), _nchw(g), s, p, d)
-    return _as_result(call, _nhwc(dx), _hwio(dw) / x.shape[0])
+    dx, dw = torch_grads_nchw(nchw(x), oihw(k), nchw(g), s, p, d)
+    return _as_result(call, nhwc(dx), hwio(dw) / x.shape[0])
 
 
 def out_grad_dilated_by_stride(call: Call):
@@ -131,8 +104,8 @@ def out_grad_dilated_by_stride(call: Call):
     # itself (a convolution at dilation s), where this mistake does not reach.
     h1, w1 = x.shape[1] + 2 * p - d * (k.shape[0] - 1), x.shape[2] + 2 * p - d * (k.shape[1] - 1)
     g_wrong = _dilate_hw(g, s)[:, :h1, :w1, :]
-    dx, _ = torch_grads_nchw(_nchw(x), _oihw(k), _nchw(g_wrong), 1, p, d)
-    return _input_gradient_only(call, _nhwc(dx))
+    dx, _ = torch_grads_nchw(nchw(x), oihw(k), nchw(g_wrong), 1, p, d)
+    return _input_gradient_only(call, nhwc(dx))
 
 
 def stride_without_dilation(call: Call):
@@ -251,8 +224,8 @@ def nn_conv_valid_padding(call: Call):
     if found is None:
         return None
     ksize, stride, weight, bias, x = found
-    out = torch_conv_nhwc(_nhwc(x), weight, stride, 0) + bias
-    return {"out": _nchw(out).astype(x.dtype)}
+    out = torch_conv_nhwc(nhwc(x), weight, stride, 0) + bias
+    return {"out": nchw(out).astype(x.dtype)}
 
 
 def nn_conv_layout_by_reshape(call: Call):
@@ -263,7 +236,7 @@ def nn_conv_layout_by_reshape(call: Call):
     n, c, h, w = x.shape
     # reshape keeps the memory order, so "channels last" this way mixes pixels and channels
     out = torch_conv_nhwc(x.reshape(n, h, w, c), weight, stride, ksize // 2) + bias
-    return {"out": _nchw(out).astype(x.dtype)}
+    return {"out": nchw(out).astype(x.dtype)}
 
 
 WHERE_IM2COL = notebook_place("section 5", NOTEBOOK, "The forward pass, fast: im2col")

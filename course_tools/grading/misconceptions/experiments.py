@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from ..diagnosis import Call, Misconception, notebook_place
+from ..torch_reference import torch_conv_nchw
 from ._calls import Probe, call_of, function_call, request_call, request_of
 
 NOTEBOOK = "07_experiments"
@@ -32,12 +31,7 @@ def _naive_conv_call(call: Call):
 
 def _torch_conv(x, w_oihw, b, padding, g):
     """(out, dx, dW in OIHW, db) of PyTorch's conv2d, float64."""
-    xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
-    wt = torch.tensor(np.ascontiguousarray(w_oihw), dtype=torch.float64, requires_grad=True)
-    bt = torch.tensor(b, dtype=torch.float64, requires_grad=True)
-    out = F.conv2d(xt, wt, bt, padding=padding)
-    out.backward(torch.tensor(g, dtype=torch.float64))
-    return out.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()
+    return torch_conv_nchw(x, w_oihw, 1, padding, 1, g, b)
 
 
 def kernel_spatially_transposed(call: Call):
