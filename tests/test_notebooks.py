@@ -184,6 +184,9 @@ INDEPENDENT_CHECKS = [
     ("03_ndarray", ["op_dilate"], ["op_undilate"]),
     ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward"], ["conv_backward"]),
     ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward", "conv_backward"], ["nn_conv"]),
+    # the fixed find-the-bugs listing runs NumPy and the given naive forward only
+    ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward", "conv_backward", "nn_conv"],
+     ["conv_fixed_backward"]),
     ("05_pooling_backward", ["maxpool_forward", "maxpool_mask", "pool_col2im", "avgpool_forward"],
      ["maxpool_backward", "avgpool_backward"]),
     ("06_gradient_checking", ["gradient_check"], ["planted_bug_checks"]),

@@ -320,3 +320,29 @@ def test_worked_example_input_gradient(student):
     """the worked example: dA of the 3 x 3 input"""
     expect_worked(worked_answer(student, "dA", (3, 3)), np.array([[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]),
                   "dA", HAND_COMPUTATION)
+
+
+# ----------------------------------------------------------------------------- conv_fixed_backward
+# The find-the-bugs listing fixed: only the student's fixed_input_gradient runs (NumPy and the given
+# naive.conv2d_forward), so no other task is lent. Shapes are small: the suite stays cheap.
+FIXED_CONFIGS = [  # (N, C_in, H, W, C_out, KH, KW, stride, padding)
+    pytest.param((2, 3, 6, 6, 2, 3, 3, 2, 1), id="stride2-padding1"),
+    pytest.param((1, 2, 7, 6, 3, 3, 2, 2, 1), id="non-square-kernel-stride2-padding1"),
+    pytest.param((2, 2, 7, 8, 2, 2, 3, 3, 0), id="stride3-unused-rows-and-columns"),
+    pytest.param((1, 1, 5, 4, 2, 1, 2, 2, 2), id="padding-larger-than-K-1"),
+    pytest.param((1, 2, 5, 5, 1, 3, 3, 1, 0), id="stride1-padding0"),
+]
+
+
+@pytest.mark.parametrize("cfg", [pytest.param(*p.values, id=p.id, marks=task("conv_fixed_backward"))
+                                 for p in FIXED_CONFIGS])
+def test_fixed_input_gradient_matches_torch(student, rng, cfg):
+    """fixed_input_gradient (the find-the-bugs listing, fixed) on unseen shapes, against PyTorch"""
+    n, c_in, h, w, c_out, kh, kw, s, p = cfg
+    a = rng.standard_normal((n, c_in, h, w))
+    k = rng.standard_normal((c_out, c_in, kh, kw))
+    dz = rng.standard_normal((n, c_out, out_size(h, kh, s, p, 1), out_size(w, kw, s, p, 1)))
+    _, da, _, _ = torch_conv_nchw(a, k, s, p, 1, dz)
+    got = student.call("student:fixed_input_gradient", dz, k, input_hw=[h, w], stride=s, padding=p)
+    expect_close(got, da, f"fixed_input_gradient with input {a.shape}, kernel {k.shape}, stride {s}, padding {p}",
+                 rtol=1e-8, atol=1e-8)
