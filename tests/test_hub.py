@@ -73,6 +73,12 @@ SERVICE_FEEDBACK_S = 60   # from Submit to the grading service's feedback, fetch
 DERIVATION = ("By the chain rule, each input element receives the output gradient times every kernel weight it "
               "met: dA is the full convolution of dZ with the kernel rotated by 180 degrees, and dW is the "
               "cross-correlation of the input with dZ.")
+FOUND_BUGS = ("1. The upsampling returns dZ unchanged: it must put stride - 1 zeros between its entries. "
+              "2. The padding is K - 1 whatever the forward padding was: it must be K - 1 - p. "
+              "3. The transposed kernel is allocated with the forward kernel's shape: C_in and C_out swap. "
+              "4. The second convolution keeps the forward stride: it must have stride 1.")
+# The written (manually graded) cells a MANUAL student answers; an unanswered one fails Validate.
+WRITTEN = {"conv_derivation": DERIVATION, "conv_find_bugs": FOUND_BUGS}
 # As formgrader shows the roster's names (hub/roster.csv): "last, first".
 SHOWN_NAMES = {"demo-ada": "Lovelace, Ada", "demo-ben": "Bitdiddle, Ben", "demo-cleo": "Hacker, Cleo"}
 MANUAL = {"demo-ada": (5, "Clear; say why the kernel is rotated."), "demo-cleo": (3, "The rotation is missing.")}
@@ -272,10 +278,11 @@ def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -
                 and answer.source != given.source:
             hb.replace_cell_source(page, panel, index, answer.source)
             typed += 1
-    if student.name in MANUAL:  # the written derivation, in the student's own words
-        derivation = next(i for i, c in enumerate(release.cells)
-                          if c.metadata.get("nbgrader", {}).get("grade_id") == "conv_derivation")
-        hb.replace_cell_source(page, panel, derivation, DERIVATION)
+    if student.name in MANUAL:  # the written answers, in the student's own words
+        for grade_id, words in WRITTEN.items():
+            written = next(i for i, c in enumerate(release.cells)
+                           if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+            hb.replace_cell_source(page, panel, written, words)
     hb.run_all(page, panel)
     hb.save(page, panel, Path('/home') / student.name / ASSIGNMENT / f'{ASSIGNMENT}.ipynb')
     check = next(i for i, c in enumerate(release.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "conv_backward")
@@ -287,7 +294,8 @@ def do_the_assignment(hub, student: hb.Person, answers: nbformat.NotebookNode) -
     kind, text = hb.validate(page, panel)
     failed = text.count("The following cell failed")
     if PERSONAS[student.name] is with_mistake:
-        assert typed == 5 and kind == "validation-failed" and failed == 1, text
+        # Six code answers: the worked example, the loops, im2col, Conv.gradient, the fixed listing, nn.Conv.
+        assert typed == 6 and kind == "validation-failed" and failed == 1, text
         assert "check_conv_backward" in text, text
     else:
         assert typed == 0 and kind == "validation-failed" and failed >= 4, text
@@ -304,8 +312,15 @@ def _submit(hub, student: hb.Person) -> float:
     """Submit from the Assignments tab; returns when (time.monotonic)."""
     before = _submissions(hub, student.name)
     hb.submit(student.page, ASSIGNMENT)
-    # A resubmission's row is listed already: wait for the exchange to hold the new one.
-    assert _wait_for(lambda: len(_submissions(hub, student.name)) == len(before) + 1, timeout=60), "nothing submitted"
+    # A resubmission's row is listed already: wait for the exchange to hold the new one, complete:
+    # nbgrader's submit creates the folder, copies the notebook, then writes submission_secret.txt
+    # last, so the folder is visible a moment before the secret its feedback is named by.
+    from course_tools.service.publish import feedback_names
+
+    def finished() -> bool:
+        now = _submissions(hub, student.name)
+        return len(now) == len(before) + 1 and bool(feedback_names(now[-1], [ASSIGNMENT]))
+    assert _wait_for(finished, timeout=60), "nothing submitted (or no submission_secret.txt in 60 s)"
     return time.monotonic()
 
 
