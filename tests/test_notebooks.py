@@ -193,6 +193,17 @@ INDEPENDENT_CHECKS = [
 ]
 
 
+def _visible_checks(assignment, nb, tmp_path, **env) -> dict[str, list]:
+    """{grade id: its error outputs} for each visible check of ``nb`` run in a copy of the release folder."""
+    folder = tmp_path / assignment
+    shutil.copytree(course_build.release_notebook(assignment).parent, folder)
+    probe = folder / "probe.ipynb"
+    nbformat.write(nb, str(probe))
+    nb = course_build.execute_notebook(probe, folder, allow_errors=True, timeout=300, extra_env=env)
+    return {_nbgrader(c)["grade_id"]: [o for o in c.outputs if o.output_type == "error"]
+            for c in nb.cells if _nbgrader(c).get("grade") and c.cell_type == "code"}
+
+
 @pytest.mark.parametrize("assignment,stubbed,passing", INDEPENDENT_CHECKS,
                          ids=[f"{a}-{'+'.join(s)}" for a, s, _ in INDEPENDENT_CHECKS])
 def test_a_visible_check_fails_only_because_of_its_own_task(assignment, stubbed, passing, tmp_path):
@@ -205,16 +216,38 @@ def test_a_visible_check_fails_only_because_of_its_own_task(assignment, stubbed,
     for cell in nb.cells:
         if _nbgrader(cell).get("grade_id") in {f"{t}_code" for t in stubbed}:
             cell.source = stubs[_nbgrader(cell)["grade_id"]]
-    folder = tmp_path / assignment
-    shutil.copytree(course_build.release_notebook(assignment).parent, folder)
-    probe = folder / "probe.ipynb"
-    nbformat.write(nb, str(probe))
-    nb = course_build.execute_notebook(probe, folder, allow_errors=True, timeout=300)
-    outcome = {_nbgrader(c)["grade_id"]: [o for o in c.outputs if o.output_type == "error"]
-               for c in nb.cells if _nbgrader(c).get("grade") and c.cell_type == "code"}
+    outcome = _visible_checks(assignment, nb, tmp_path)
     for task in stubbed:
         assert outcome[task], f"{assignment}: the check of the stubbed task {task} passes"
     for task in passing:
         errors = outcome[task]
         assert not errors, (f"{assignment}: the check of {task} fails when {', '.join(stubbed)} are stubs: "
                             f"{errors[0].ename}: {errors[0].evalue}" if errors else "")
+
+
+# 07's experiments run the student's LossScaler (the precision experiment is the scaler at work), so a
+# stub of it cannot be lent around; a WRONG scaler must still leave the experiment's check passing: it
+# replays the recorded scales through the student's own scaler and holds back the parts that need a
+# right one, as the hidden suite charges a scaler bug to loss_scaler alone.
+SCALER_MISTAKES = {
+    "never_grows": ("            self.scale_value *= self.growth_factor\n", ""),
+    "no_floor": ("self.scale_value = max(self.min_scale, self.scale_value * self.backoff_factor)",
+                 "self.scale_value = self.scale_value * self.backoff_factor"),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(SCALER_MISTAKES))
+def test_the_precision_experiments_check_survives_a_wrong_scaler(mistake, tmp_path):
+    old, new = SCALER_MISTAKES[mistake]
+    nb = _source("07_experiments")
+    nb.cells = [cell for cell in nb.cells if not is_demonstration(cell)
+                and _nbgrader(cell).get("grade_id") not in {"experiment_implementations_code", "experiment_pooling_code",
+                                                            "experiment_implementations", "experiment_pooling",
+                                                            "implementations_report", "pooling_report"}]
+    scaler = next(c for c in nb.cells if _nbgrader(c).get("grade_id") == "loss_scaler_code")
+    assert scaler.source.count(old) == 1, f"the solution's scaler changed: {old!r} is no longer in it once"
+    scaler.source = scaler.source.replace(old, new)
+    outcome = _visible_checks("07_experiments", nb, tmp_path, NBGRADER_EXECUTION="autograde")
+    assert outcome["loss_scaler"], f"the scaler that {mistake} passes its own check"
+    errors = outcome["experiment_precision"]
+    assert not errors, f"a scaler that {mistake} fails the precision experiment's check: {errors[0].evalue if errors else ''}"
