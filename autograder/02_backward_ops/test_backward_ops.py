@@ -406,3 +406,114 @@ def test_broadcast_adjoint_entry(student):
     entry = expect.as_float(_notebook_value(student, "broadcast_adjoint_entry"), "broadcast_adjoint_entry")
     if not np.isclose(entry, 15.0, rtol=1e-9, atol=1e-9):
         raise AssertionError(f"broadcast_adjoint_entry: not the right count; {BROADCAST_HINT}")
+
+
+def _ints_answer(student, name):
+    """A notebook answer that is a tuple or list of ints (a shape, or axis numbers)."""
+    value = _notebook_value(student, name)
+    return tuple(expect.as_int(n, f"{name}[...]") for n in expect.as_list(value, name))
+
+
+# ----------------------------------------------------------------------------- summation_adjoint
+# The derivation first: x (2, 3, 4), y = x.sum(axis=(0, 2)), y-bar given. What the answers must
+# be comes from PyTorch's autograd, not from constants here; any reshape of y-bar that broadcasts
+# to x-bar is right ((1, 3, 1), and also (3, 1)). The messages do not say the right values.
+SUMMATION_X, SUMMATION_AXES, SUMMATION_Y_BAR = (2, 3, 4), (0, 2), np.array([0.5, -2.0, 7.0])
+SUMMATION_ENTRIES = [(1, 2, 3), (0, 1, 2)]
+SUMMATION_HINT = "each element of x enters one y_j; y-bar's axis must line up with the axis of x it came from"
+
+
+def _summation_x_bar():
+    x = torch.zeros(SUMMATION_X, dtype=torch.float64, requires_grad=True)
+    x.sum(dim=SUMMATION_AXES).backward(torch.tensor(SUMMATION_Y_BAR))
+    return x.grad.numpy()
+
+
+@task("summation_adjoint")
+def test_summation_adjoint_reshaped_shape(student):
+    """the derivation first: the shape y-bar is reshaped to, so that broadcast_to gives x-bar (x (2, 3, 4), axes (0, 2))"""
+    shape = _ints_answer(student, "summation_reshaped_shape")
+    if any(n < 1 for n in shape) or int(np.prod(shape)) != SUMMATION_Y_BAR.size:
+        raise AssertionError(f"summation_reshaped_shape: {shape} is not a shape y-bar (3 numbers) can be reshaped to")
+    try:
+        x_bar = np.broadcast_to(SUMMATION_Y_BAR.reshape(shape), SUMMATION_X)
+    except ValueError:
+        raise AssertionError(f"summation_reshaped_shape: y-bar reshaped to {shape} does not broadcast to x's shape "
+                             f"{SUMMATION_X}; {SUMMATION_HINT}") from None
+    if not np.array_equal(x_bar, _summation_x_bar()):
+        raise AssertionError(f"summation_reshaped_shape: y-bar reshaped to {shape} broadcasts to x's shape, but puts "
+                             f"its values on the wrong axis; {SUMMATION_HINT}")
+
+
+@task("summation_adjoint")
+def test_summation_adjoint_entries(student):
+    """the derivation first: two entries of x-bar for that summation and y-bar"""
+    entries = [expect.as_float(v, "summation_adjoint_entries[...]")
+               for v in expect.as_list(_notebook_value(student, "summation_adjoint_entries"),
+                                       "summation_adjoint_entries", n=len(SUMMATION_ENTRIES))]
+    x_bar = _summation_x_bar()
+    for got, index in zip(entries, SUMMATION_ENTRIES):
+        if not np.isclose(got, x_bar[index], rtol=1e-9, atol=1e-9):
+            raise AssertionError(f"summation_adjoint_entries: x-bar{list(index)} is not right; which y_j does "
+                                 f"x{list(index)} enter, and with which derivative?")
+
+
+# ----------------------------------------------------------------------------- matmul_adjoint
+# The derivation first: A (5, 1, 2, 3) @ B (4, 3, 6) -> C (5, 4, 2, 6). The unreduced shapes are
+# those of NumPy's batched C-bar B^T and A^T C-bar; the summed axes are right when summing the
+# unreduced adjoint over them and reshaping gives PyTorch's adjoint.
+MATMUL_A, MATMUL_B = (5, 1, 2, 3), (4, 3, 6)
+MATMUL_HINT = "line the batch axes up from the right: along which axes was the input copied?"
+
+
+def _matmul_adjoints():
+    """(A, B, C-bar, A-bar and B-bar from torch, unreduced C-bar B^T, unreduced A^T C-bar)."""
+    rng = np.random.default_rng(26)
+    a, b = rng.standard_normal(MATMUL_A), rng.standard_normal(MATMUL_B)
+    g = rng.standard_normal(np.matmul(a, b).shape)
+    a_bar, b_bar = torch_grads(torch.matmul, [a, b], g)
+    return a_bar, b_bar, np.matmul(g, np.swapaxes(b, -1, -2)), np.matmul(np.swapaxes(a, -1, -2), g)
+
+
+def _check_unreduced_shape(student, name, expected):
+    shape = _ints_answer(student, name)
+    if shape != tuple(expected):
+        raise AssertionError(f"{name}: {shape} is not the shape the formula gives with batched matmul on these "
+                             f"shapes; only the last two axes are matrix axes, the others broadcast")
+
+
+def _check_summed_axes(student, name, unreduced, adjoint, input_name):
+    axes = _ints_answer(student, name)
+    if list(axes) != sorted(set(axes)) or any(not 0 <= ax < unreduced.ndim for ax in axes):
+        raise AssertionError(f"{name}: {list(axes)} should be distinct axes of the unreduced adjoint, "
+                             f"in increasing order")
+    summed = unreduced.sum(axis=axes)
+    if summed.size != adjoint.size or not np.allclose(summed.reshape(adjoint.shape), adjoint, rtol=1e-10, atol=1e-10):
+        raise AssertionError(f"{name}: summing the unreduced adjoint over {list(axes)} does not give {input_name}-bar; "
+                             f"{MATMUL_HINT}")
+
+
+@task("matmul_adjoint")
+def test_matmul_adjoint_unreduced_a_shape(student):
+    """the derivation first: the shape of the unreduced A-bar for (5, 1, 2, 3) @ (4, 3, 6)"""
+    _check_unreduced_shape(student, "matmul_unreduced_a_shape", _matmul_adjoints()[2].shape)
+
+
+@task("matmul_adjoint")
+def test_matmul_adjoint_summed_axes_a(student):
+    """the derivation first: the axes summed to bring the unreduced A-bar to A's shape (5, 1, 2, 3)"""
+    a_bar, _, unreduced_a, _ = _matmul_adjoints()
+    _check_summed_axes(student, "matmul_summed_axes_a", unreduced_a, a_bar, "A")
+
+
+@task("matmul_adjoint")
+def test_matmul_adjoint_unreduced_b_shape(student):
+    """the derivation first: the shape of the unreduced B-bar for (5, 1, 2, 3) @ (4, 3, 6)"""
+    _check_unreduced_shape(student, "matmul_unreduced_b_shape", _matmul_adjoints()[3].shape)
+
+
+@task("matmul_adjoint")
+def test_matmul_adjoint_summed_axes_b(student):
+    """the derivation first: the axes summed to bring the unreduced B-bar to B's shape (4, 3, 6)"""
+    _, b_bar, _, unreduced_b = _matmul_adjoints()
+    _check_summed_axes(student, "matmul_summed_axes_b", unreduced_b, b_bar, "B")
