@@ -1,13 +1,12 @@
 """Fixtures of every hidden suite: ``student`` (the worker running the submission), ``rng``, and
 the lending of the other tasks' reference (each assignment's ``lends.py``, beside its tests)."""
-import importlib.util
 import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from course_tools.grading.session import current_session
+from course_tools.grading.api import assignment_module, current_session
 
 
 @pytest.fixture(scope="session")
@@ -21,22 +20,11 @@ def rng(request):
     return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
 
 
-_LENDS = {}
-
-
 def _lent_to(folder: Path):
     """The ``lent_to(student, task) -> dict`` of the assignment whose tests live in ``folder``
     (its ``lends.py``), or None where the assignment lends nothing (no such file)."""
-    path = folder / "lends.py"
-    if path not in _LENDS:
-        lent_to = None
-        if path.is_file():
-            spec = importlib.util.spec_from_file_location(f"lends_{folder.name}", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            lent_to = module.lent_to
-        _LENDS[path] = lent_to
-    return _LENDS[path]
+    module = assignment_module(folder.name, "lends", folder)
+    return module.lent_to if module else None
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Naming the mistake (course_tools/grading/diagnosis.py and misconceptions/).
+"""Naming the mistake (course_tools/grading/diagnosis.py and autograder/<id>/misconceptions.py).
 
 The rules of a diagnosis on made-up evidence; the misconception modules themselves (explanations,
 notebook sections); and the real thing: every wrong submission of the catalogue and every solution
@@ -10,7 +10,6 @@ nothing here; run alone, this file grades the catalogue once (about 90 notebooks
 two cores, most of it the experiments of 07). Last, `course check`'s probes: on answers made by
 each misconception (no kernel), and end to end in a student's kernel on two catalogue cases.
 """
-import importlib
 import re
 import shutil
 
@@ -22,6 +21,7 @@ from course_lib import tasks
 from course_student.check import check_notebook, format_report
 from course_tools.demo_class import apply_edits
 from course_tools.grading import probes
+from course_tools.grading.assignment_folder import assignment_module
 from course_tools.grading.diagnosis import Call, Diagnoser, Misconception, check_catalogue, misconceptions_of
 from course_tools.grading.suite import feedback_text
 from grading_support import ROOT, grade, graded, require_sandbox, wrong_catalogue
@@ -263,7 +263,7 @@ def test_a_task_whose_needed_task_failed_too_is_not_probed():
     assert {p.task for p in both} == {"conv_im2col_forward"}
     assert {p.task for p in probes.probes_of("04_conv_backward", ["conv_backward"])} == {"conv_backward"}
     for assignment in ASSIGNMENTS:
-        module = importlib.import_module(f"course_tools.grading.misconceptions.{assignment.split('_', 1)[1]}")
+        module = assignment_module(assignment, "misconceptions")
         known = set(tasks.LIBRARY_TASKS[assignment]) | set(tasks.NOTEBOOK_TASKS[assignment])
         for task, needed in getattr(module, "NEEDS", {}).items():
             assert {task, *needed} <= known, (assignment, task, needed)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from course_tools.demo_class import apply_edits
-from course_tools.grading import planted_bugs
+from course_tools.grading.assignment_folder import assignment_module
 from course_tools.grading.reference import compute_substitutes
 from course_tools.grading.session import MAX_CRASHES_PER_TASK, StudentError, StudentSession
 from course_tools.grading.suite import feedback_text, run_suite
@@ -30,6 +30,7 @@ from fixtures.hostile_grader_side import HOSTILE_GRADER_SIDE, REFERENCE_MARKERS
 from grading_support import FAST, ROOT, inject, require_sandbox, scores, source
 
 require_sandbox()
+planted_bugs = assignment_module("06_gradient_checking", "planted_bugs")
 
 
 def _notebook(tmp_path, assignment, code, edits=None):

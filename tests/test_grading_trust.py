@@ -192,7 +192,8 @@ def test_planted_bugs_reach_the_student_anonymous(tmp_path):
 
     path = tmp_path / "06.ipynb"
     nbformat.write(inject(source("06_gradient_checking"), SPY), str(path))
-    from course_tools.grading import planted_bugs
+    from course_tools.grading.assignment_folder import assignment_module
+    planted_bugs = assignment_module("06_gradient_checking", "planted_bugs")
 
     with StudentSession("06_gradient_checking", path) as session:
         bug = session.grader_function(planted_bugs.conv_kernel_not_flipped)

@@ -72,3 +72,22 @@ def test_the_hub_gives_students_the_student_install_and_graders_the_bundle():
     students, graders = hub.index("Students' environment: the student install only"), hub.index("full bundle")
     assert students < hub.index("pip install course_student-") < graders < hub.index("pip install -e")
     assert "course student-package --out dist/student" in (ROOT / "Makefile").read_text()
+
+
+def test_each_assignment_folder_imports_the_grader_through_one_module():
+    """autograder/<id>/ (suite, lends, misconceptions) and conftest.py reach course_tools only
+    through course_tools.grading.api, and the misconceptions live beside their suites."""
+    import ast
+
+    strays = []
+    for path in sorted((ROOT / "autograder").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            modules = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                       else ["." * node.level + (node.module or "")] if isinstance(node, ast.ImportFrom) else [])
+            strays += [f"{path.relative_to(ROOT)}:{node.lineno} {m}" for m in modules
+                       if m.startswith(".") or (m.startswith("course_tools") and m != "course_tools.grading.api")]
+    assert not strays, strays
+    assert not list((ROOT / "course_tools" / "grading" / "misconceptions").glob("*.py"))
+    assert all((ROOT / "autograder" / a / "misconceptions.py").is_file()
+               for a in ("01_forward_ops", "02_backward_ops", "03_ndarray", "04_conv_backward",
+                         "05_pooling_backward", "06_gradient_checking", "07_experiments"))

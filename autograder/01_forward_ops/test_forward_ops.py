@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.api import StudentError, expect_close, task
 
 ELEMENTWISE = [
     ("forward_power_scalar", "PowerScalar", {"scalar": 3}, 1, lambda x: x ** 3),

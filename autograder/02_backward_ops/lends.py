@@ -1,6 +1,6 @@
 """Each task of 02 graded on its own: the checks of every task but its own get the grader's
 reduce_to_shape (backward_broadcast_to) and topological sort (topo_sort)."""
-from course_tools.grading.reference import reduce_to_shape_substitutes, topo_sort_substitutes
+from course_tools.grading.api import reduce_to_shape_substitutes, topo_sort_substitutes
 
 
 def lent_to(student, task: str) -> dict:

@@ -4,9 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_tools.grading import expect
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.api import StudentError, as_float, as_int, as_list, expect_close, task
 
 
 def torch_grads(fn, arrays, out_grad):
@@ -395,7 +393,7 @@ def _notebook_value(student, name):
 def test_broadcast_adjoint_summed_axes(student):
     """the derivation first: the axes of y-bar summed when (2, 1, 4) is broadcast to (5, 2, 3, 4)"""
     value = _notebook_value(student, "broadcast_summed_axes")
-    axes = [expect.as_int(a, "broadcast_summed_axes[...]") for a in expect.as_list(value, "broadcast_summed_axes")]
+    axes = [as_int(a, "broadcast_summed_axes[...]") for a in as_list(value, "broadcast_summed_axes")]
     if axes != [0, 2]:
         raise AssertionError(f"broadcast_summed_axes: not the axes of y that hold the copies; {BROADCAST_HINT}")
 
@@ -403,7 +401,7 @@ def test_broadcast_adjoint_summed_axes(student):
 @task("broadcast_adjoint")
 def test_broadcast_adjoint_entry(student):
     """the derivation first: each entry of x-bar for that broadcast and a y-bar of ones"""
-    entry = expect.as_float(_notebook_value(student, "broadcast_adjoint_entry"), "broadcast_adjoint_entry")
+    entry = as_float(_notebook_value(student, "broadcast_adjoint_entry"), "broadcast_adjoint_entry")
     if not np.isclose(entry, 15.0, rtol=1e-9, atol=1e-9):
         raise AssertionError(f"broadcast_adjoint_entry: not the right count; {BROADCAST_HINT}")
 

@@ -6,10 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_tools.grading.expect import as_array, as_list, as_mapping, describe
-from course_tools.grading.reference import topo_sort_substitutes
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.api import (StudentError, as_array, as_list, as_mapping, describe, expect_close,
+                                      task, topo_sort_substitutes)
 
 
 # ---------------------------------------------------------------------------------------------

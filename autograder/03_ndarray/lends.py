@@ -4,7 +4,7 @@ ops need NDArray.flip and each other (dilate's gradient is undilate and back), s
 checks get the grader's version of the others."""
 import numpy as np
 
-from course_tools.grading.reference import compute_substitutes, ndarray_method, slice_view
+from course_tools.grading.api import compute_substitutes, ndarray_method, slice_view
 
 
 def compact_strides(shape):

@@ -4,9 +4,7 @@ gradients."""
 import numpy as np
 import pytest
 
-from course_tools.grading.expect import as_list
-from course_tools.grading.suite import expect_close, task
-from course_tools.grading.views import view_of
+from course_tools.grading.api import as_list, expect_close, task, view_of
 
 # A check of one task never builds its input with another task's method: a non-compact input
 # arrives as a view made here (view_of), so a stubbed permute costs permute alone.

@@ -1,6 +1,6 @@
 """Each task of 04 graded on its own: conv's backward is built from conv itself, nn.Conv runs the
 op forward and backward; their checks get the grader's Conv.compute (and Conv.gradient)."""
-from course_tools.grading.reference import compute_substitutes, gradient_substitutes
+from course_tools.grading.api import compute_substitutes, gradient_substitutes
 
 
 def lent_to(student, task: str) -> dict:

@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from course_tools.grading.expect import as_mapping
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, expect_worked, task, worked_answer
-from course_tools.grading.torch_reference import oihw, torch_conv_nchw, torch_conv_nhwc
+from course_tools.grading.api import (StudentError, as_mapping, expect_close, expect_worked, oihw, task,
+                                      torch_conv_nchw, torch_conv_nhwc, worked_answer)
 
 torch.set_num_threads(1)
 

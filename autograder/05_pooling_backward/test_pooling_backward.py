@@ -14,8 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_tools.grading.suite import expect_close, expect_worked, task, worked_answer
-from course_tools.grading.torch_reference import nchw, nhwc
+from course_tools.grading.api import expect_close, expect_worked, nchw, nhwc, task, worked_answer
 
 torch.set_num_threads(1)
 

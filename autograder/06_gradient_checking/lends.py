@@ -3,7 +3,7 @@ gradient_check), so they get the reference one for those calls only. It runs her
 the worker's stand-in sends it the arguments, and it asks the worker for f's value at each point it
 probes (reference.calls_back_substitutes). Its code never reaches the student's process."""
 from course_lib.gradcheck import central_difference
-from course_tools.grading.reference import calls_back_substitutes
+from course_tools.grading.api import calls_back_substitutes
 
 
 def lent_to(student, task: str) -> dict:

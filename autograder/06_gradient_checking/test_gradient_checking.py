@@ -8,7 +8,7 @@ central_difference takes a Python function, which cannot cross into the worker. 
   * through `numeric`, the numerical gradient the notebook's section 5 computed (float32 loss,
     h = 1e-4, every probe deterministic), recomputed here with the reference central_difference;
   * through the central_difference_of scenario (a catalogue of functions in the worker).
-The planted bugs (course_tools.grading.planted_bugs) and the correct implementations the checks
+The planted bugs (planted_bugs.py, beside this file) and the correct implementations the checks
 must accept run here, in the grader: the student's checks receive them as functions that call
 back into the grader, all alike and in an order drawn for each grading, so a check can only tell
 them apart by what they compute.
@@ -16,6 +16,7 @@ them apart by what they compute.
 PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
 """
 import importlib
+from pathlib import Path
 import random
 
 import numpy as np
@@ -26,10 +27,10 @@ from course_lib.autograd import Tensor
 from course_lib.gradcheck import central_difference as reference_central_difference
 from course_lib.gradcheck import rel_error
 from course_lib.naive import conv2d_backward as naive_conv2d_backward
-from course_tools.grading import planted_bugs
-from course_tools.grading.expect import as_array, as_list, as_mapping, as_numbers
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.api import (StudentError, as_array, as_list, as_mapping, as_numbers, assignment_module,
+                                      expect_close, task)
+
+planted_bugs = assignment_module("06_gradient_checking", "planted_bugs", Path(__file__).parent)
 
 
 # ----------------------------------------------------------------------------------- gradient_check

@@ -17,9 +17,8 @@ import torch.nn.functional as F
 
 from course_lib.precision import LossScaler, parameter_count
 from course_lib.train import small_cnn
-from course_tools.grading.expect import as_float, as_int, as_list, as_mapping, as_numbers
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import expect_close, task
+from course_tools.grading.api import (StudentError, as_float, as_int, as_list, as_mapping, as_numbers,
+                                      expect_close, task)
 
 torch.set_num_threads(1)
 

@@ -1,6 +1,6 @@
 """Naming the mistake: a failing answer matched against the course's known wrong implementations.
 
-A *misconception* is a named mistake of one task (``misconceptions/<assignment>.py``): a short
+A *misconception* is a named mistake of one task (``autograder/<assignment>/misconceptions.py``): a short
 explanation for the student, where the notebook explains the idea, and a wrong implementation
 that runs here, in the grader (the course's own code, never the student's). It answers the same
 scenario calls the hidden checks make (``Call``), the way a student with that misconception would.
@@ -23,7 +23,6 @@ diagnosis from values, not a verdict.
 from __future__ import annotations
 
 import hashlib
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -79,15 +78,12 @@ def notebook_place(part: str, notebook: str, title: str, more: str = "") -> str:
 
 
 def misconceptions_of(assignment: str) -> list[Misconception]:
-    """The catalogue of one assignment (empty where none is written)."""
-    module_name = f"course_tools.grading.misconceptions.{assignment.split('_', 1)[1]}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as err:
-        if err.name != module_name:
-            raise
-        return []
-    return list(module.MISCONCEPTIONS)
+    """The catalogue of one assignment, autograder/<assignment>/misconceptions.py (empty where
+    none is written)."""
+    from .assignment_folder import assignment_module  # its modules import this one
+
+    module = assignment_module(assignment, "misconceptions")
+    return list(module.MISCONCEPTIONS) if module else []
 
 
 def _path_value(value, path):

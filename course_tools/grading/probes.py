@@ -16,14 +16,14 @@ Only the full course bundle has this module: the student install ships no miscon
 """
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
 import numpy as np
 
+from .assignment_folder import assignment_module
 from .diagnosis import Diagnoser, Misconception, misconceptions_of
-from .misconceptions._calls import Probe
+from .probe_calls import Probe
 from .views import values_of
 from .worker import protocol, scenarios
 from .worker.protocol import StridedView
@@ -38,7 +38,7 @@ def probes_of(assignment: str, failed: list[str]) -> list[Probe]:
     the other task's mistake and look like one of its own."""
     if not misconceptions_of(assignment):
         return []
-    module = importlib.import_module(f"{__package__}.misconceptions.{assignment.split('_', 1)[1]}")
+    module = assignment_module(assignment, "misconceptions")
     needs = getattr(module, "NEEDS", {})
     probed = {t for t in failed if not set(needs.get(t, ())) & set(failed)}
     return [p for p in getattr(module, "PROBES", []) if p.task in probed]

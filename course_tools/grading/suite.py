@@ -38,12 +38,12 @@ from ..build import release_notebook as release_notebook_of
 from ..demonstrations import is_demonstration
 from ..release_versions import task_contracts
 from ..terminal import printable
+from .assignment_folder import SUITES
 from .expect import as_number_or_array, as_numbers
 from .session import CURRENT, GradingError, StudentError, StudentSession
 from .settings import GradingSettings
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITES = ROOT / "autograder"
 
 
 def task(task_id: str, weight: float = 1.0, contract: str | None = None, not_for: tuple[str, ...] = ()):

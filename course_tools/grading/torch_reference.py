@@ -1,6 +1,6 @@
 """PyTorch as the reference for convolution, and the layout conversions it needs: one copy for
-the hidden suites (autograder/04, 05) and the misconceptions (misconceptions/conv_backward.py,
-experiments.py), so that every check of a conv compares with the same oracle.
+the hidden suites (autograder/04, 05) and the misconceptions (autograder/04 and 07's
+misconceptions.py), so that every check of a conv compares with the same oracle.
 
 Layouts: course_lib is NHWC with a (KH, KW, C_in, C_out) kernel (HWIO); PyTorch and the naive
 loops are NCHW with a (C_out, C_in, KH, KW) kernel (OIHW). Each conversion returns a compact

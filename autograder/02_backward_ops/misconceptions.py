@@ -10,10 +10,9 @@ import numpy as np
 
 from course_lib import tasks
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ..reference import op_gradient
-from ._calls import (Probe, call_of, function_call, gradient_call, gradient_of, in_dtype, reevaluated_gradient_of,
-                     request_call, request_of)
+from course_tools.grading.api import (EXPRESSIONS, Call, Misconception, Probe, call_of, function_call, gradient_call,
+                                      gradient_of, in_dtype, notebook_place, op_gradient,
+                                      reevaluated_gradient_of, request_call, request_of)
 
 NOTEBOOK = "02_backward_ops"
 OP_OF_TASK = {"backward_power_scalar": "PowerScalar", "backward_divide": "EWiseDiv",
@@ -121,8 +120,6 @@ def adjoints_overwritten(call: Call):
     if args is None or (len(args) > 3 and args[3]):
         return None  # second-order requests have another result structure
     from course_lib.autograd import Tensor, find_topo_sort, no_grad
-
-    from ..worker.scenarios import EXPRESSIONS
 
     name, arrays, out_grad = args[:3]
     inputs = [Tensor(np.asarray(a), dtype=str(np.asarray(a).dtype)) for a in arrays]

@@ -11,9 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ..worker.protocol import StridedView
-from ._calls import Probe, gradient_call, gradient_of, in_dtype, request_call
+from course_tools.grading.api import (view_of, Call, Misconception, Probe, StridedView, gradient_call, gradient_of,
+                                      in_dtype, notebook_place, request_call)
 
 NOTEBOOK = "03_ndarray"
 
@@ -196,8 +195,6 @@ MISCONCEPTIONS = [
 
 # Inputs on which these mistakes show, for `course check` (probes.py).
 def _probes() -> list[Probe]:
-    from ..views import view_of
-
     r = np.random.default_rng(303)
     x, y = r.standard_normal((3, 4, 5)), r.standard_normal((4, 5, 3))
     steps = lambda task, array, *s: Probe(task, request_call("ndarray_steps", array, list(s)), 0, 0)  # noqa: E731

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ..torch_reference import hwio, nchw, nhwc, oihw, torch_conv_nchw, torch_conv_nhwc
-from ._calls import Probe, function_call, forward_call, gradient_call, request_call
+from course_tools.grading.api import (Call, Misconception, Probe, forward_call, function_call, gradient_call,
+                                      hwio, nchw, nhwc, notebook_place, oihw, request_call, torch_conv_nchw,
+                                      torch_conv_nhwc)
 
 NOTEBOOK = "04_conv_backward"
 # The staged checks there (conv_backward_stages) show which of the five stages goes wrong.

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ._calls import Probe, call_of, forward_call, forward_of, gradient_call, gradient_of, in_dtype
+from course_tools.grading.api import (Call, Misconception, Probe, call_of, forward_call, forward_of,
+                                      gradient_call, gradient_of, in_dtype, notebook_place)
 
 NOTEBOOK = "05_pooling_backward"
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ..worker.scenarios import FUNCTIONS
-from ._calls import Probe, request_call, request_of
+from course_tools.grading.api import (Call, FUNCTIONS, Misconception, Probe, notebook_place, request_call,
+                                      request_of)
 
 NOTEBOOK = "06_gradient_checking"
 WHERE_CENTRAL = notebook_place("section 1", NOTEBOOK, "Two oracles for a gradient", " (Central differences)")

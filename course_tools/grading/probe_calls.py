@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..diagnosis import Call
+from .diagnosis import Call
 
 
 def forward_of(call: Call, op: str):

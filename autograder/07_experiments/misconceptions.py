@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ..torch_reference import torch_conv_nchw
-from ._calls import Probe, call_of, function_call, request_call, request_of
+from course_tools.grading.api import (Call, Misconception, Probe, call_of, function_call, notebook_place,
+                                      request_call, request_of, torch_conv_nchw)
 
 NOTEBOOK = "07_experiments"
 WHERE_LAYOUTS = notebook_place("Part 1", NOTEBOOK, "Layouts: the one thing to get right")

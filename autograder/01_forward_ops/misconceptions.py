@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..diagnosis import Call, Misconception, notebook_place
-from ._calls import Probe, forward_call, forward_of, in_dtype
+from course_tools.grading.api import (Call, Misconception, Probe, forward_call, forward_of, in_dtype,
+                                      notebook_place)
 
 NOTEBOOK = "01_forward_ops"
 
