@@ -409,7 +409,7 @@ def test_broadcast_adjoint_entry(student):
 def _ints_answer(student, name):
     """A notebook answer that is a tuple or list of ints (a shape, or axis numbers)."""
     value = _notebook_value(student, name)
-    return tuple(expect.as_int(n, f"{name}[...]") for n in expect.as_list(value, name))
+    return tuple(as_int(n, f"{name}[...]") for n in as_list(value, name))
 
 
 # ----------------------------------------------------------------------------- summation_adjoint
@@ -446,8 +446,8 @@ def test_summation_adjoint_reshaped_shape(student):
 @task("summation_adjoint")
 def test_summation_adjoint_entries(student):
     """the derivation first: two entries of x-bar for that summation and y-bar"""
-    entries = [expect.as_float(v, "summation_adjoint_entries[...]")
-               for v in expect.as_list(_notebook_value(student, "summation_adjoint_entries"),
+    entries = [as_float(v, "summation_adjoint_entries[...]")
+               for v in as_list(_notebook_value(student, "summation_adjoint_entries"),
                                        "summation_adjoint_entries", n=len(SUMMATION_ENTRIES))]
     x_bar = _summation_x_bar()
     for got, index in zip(entries, SUMMATION_ENTRIES):
