@@ -56,7 +56,8 @@ def wrong_catalogue(assignment: str) -> list[dict]:
     diagnosis (task -> the misconception the feedback must name; absent: none) and, for the same
     mistake written another way, same_mistake_as (the case it repeats); for a near miss (a mistake
     that resembles a misconception but differs from it in one output), near_miss_of (that
-    misconception, which must not be named)."""
+    misconception, which must not be named); where the score a mistake deserves is part of the
+    case, scores (task -> the score it must get)."""
     if not (ROOT / "tests" / "fixtures" / "wrong_submissions" / f"{assignment}.py").exists():
         return []
     return list(importlib.import_module(f"fixtures.wrong_submissions.{assignment}").WRONG)

@@ -75,6 +75,8 @@ def test_wrong_submission_loses_exactly_the_tasks_it_breaks(assignment, case):
     result = graded(assignment, case["name"])
     lost = sorted(t for t, (score, points) in scores(result).items() if score < points)
     assert lost == sorted(case["breaks"]), (case["description"], {t: feedback_text(t, result["tasks"][t]) for t in lost})
+    for task, deserved in case.get("scores", {}).items():  # where the catalogue says how much a mistake costs
+        assert scores(result)[task][0] == pytest.approx(deserved, abs=1e-3), (case["name"], task, scores(result)[task])
 
 
 @pytest.mark.parametrize("assignment,task", _stub_cases())

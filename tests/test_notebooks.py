@@ -179,8 +179,9 @@ def test_nbgrader_autograde_gives_the_solutions_full_marks(tmp_path, monkeypatch
 # the same notebook, the check lends reference values (naive loops, precomputed recipes) in its
 # place. Each case: the tasks left as their release stubs, and the checks that must still pass.
 INDEPENDENT_CHECKS = [
-    ("01_forward_ops", ["normalize_axes"], ["forward_summation", "forward_transpose", "forward_broadcast_to",
-                                            "forward_matmul"]),
+    ("01_forward_ops", ["normalize_axes"], ["forward_summation", "transpose_permutation", "forward_transpose",
+                                            "forward_broadcast_to", "forward_matmul"]),
+    ("01_forward_ops", ["transpose_permutation"], ["forward_transpose", "forward_matmul"]),
     ("02_backward_ops", ["backward_broadcast_to"], ["backward_matmul"]),
     ("02_backward_ops", ["topo_sort", "backward_summation", "backward_divide_scalar", "backward_negate"],
      ["reverse_mode", "softmax_loss"]),

@@ -413,7 +413,9 @@ def test_status_says_v1_and_grading_on_the_latest_shows_the_cost_first(seven, ea
     out = seven.said["latest"][1]
     assert "nothing was stored in the gradebook" in out
     row = next(line for line in out.splitlines() if line.startswith("ada "))
-    full = f"{sum(points.values()):g} / {sum(points.values()):g}"
-    assert row.count(full) == 1 and "v1" in row, row  # full marks on v1, fewer on v2
+    v1_total, latest_total = sum(_earlier_tasks(earlier, assignment).values()), sum(points.values())
+    assert f"{v1_total:g} / {v1_total:g}" in row and "v1" in row, row  # full marks on v1 (of v1's points) ...
+    got_latest = float(row.split()[-3])
+    assert row.endswith(f"/ {latest_total:g}") and got_latest < latest_total, row  # ... fewer on v2
     with Course(seven.demo.course_dir).gradebook() as gradebook:
         assert gradebook_task_scores(gradebook, assignment, points) == before

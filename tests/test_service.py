@@ -59,10 +59,10 @@ def test_students_fetch_feedback_of_each_submission_under_the_policy_and_the_fin
     serve(demo, "--once")
 
     first, fixed, third = (_text(p) for p in _fetched_pages(demo, "cleo"))
-    assert "forward_transpose: \N{BALLOT X} failed" in first and "13 of 14 tasks pass" in first
+    assert "forward_transpose: \N{BALLOT X} failed" in first and "14 of 15 tasks pass" in first
     assert "known mistake: the default transpose reverses every axis" in first
     assert "wrong shape" in first and "points" not in first.lower()      # checks, no points
-    assert "14 of 14 tasks pass" in fixed and "\N{BALLOT X}" not in fixed
+    assert "15 of 15 tasks pass" in fixed and "\N{BALLOT X}" not in fixed
     assert "graded attempts of 01_forward_ops are used up (1 a day" in third and "next graded attempt is possible from" in third
     for text in (first, fixed):
         assert not any(line in text for line in hidden_code_lines())
@@ -106,7 +106,7 @@ def test_kill_9_in_mid_grading_with_twenty_queued_then_a_restart_grades_each_exa
     assert [r["attempts"] for r in mine] == [2] + [1] * 20       # only the killed one was claimed again
     pages = [page_of(demo, r) for r in mine]
     assert len({json.dumps(json.loads(r["feedback_names"])) for r in mine}) == 21
-    assert all("14 of 14 tasks pass" in _text(p) for p in pages)
+    assert all("15 of 15 tasks pass" in _text(p) for p in pages)
 
 
 def test_a_hanging_submission_holds_one_worker_and_gets_not_graded_yet_never_a_score(demo, capsys):

@@ -56,7 +56,8 @@ MISCONCEPTIONS = [
         "With no axes given, your transpose reverses the order of all the axes, the way NumPy's x.T and "
         "np.transpose(x) do. For a matrix that is the same as swapping the last two axes, so 2-D tests pass; for a "
         "batch of shape (2, 3, 4) it gives (4, 3, 2) instead of (2, 4, 3), mixing the batch axis into the matrices. "
-        "The default swaps only the last two axes; self._permutation(a.ndim) builds that order for you.",
+        "The default swaps only the last two axes; self._permutation(a.ndim), your transpose_permutation, builds that "
+        "order.",
         _where("transpose: swap two axes (by default the last two)"), transpose_reverses_all_axes),
     Misconception(
         "forward_summation", "summation_keeps_dims", "the summed axes are kept with size 1",

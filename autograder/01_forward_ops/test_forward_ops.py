@@ -1,4 +1,6 @@
 """Hidden checks of 01_forward_ops: every compute on shapes and values the notebook never used."""
+import re
+
 import numpy as np
 import pytest
 
@@ -322,6 +324,83 @@ def test_default_transpose_of_a_batch_is_not_a_full_reversal(student, rng):
     assert np.shape(out) == (2, 4, 3), (f"Transpose().compute of (2, 3, 4): shape {np.shape(out)}, expected "
                                         f"(2, 4, 3) (swap only the last two axes)")
     expect_close(out, np.swapaxes(a, -1, -2), "Transpose().compute of (2, 3, 4)", rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# transpose_permutation: the order of axes Transpose hands to NDArray.permute, on dimensions and
+# pairs the notebook did not use. Arguments cross as JSON, so a pair arrives as a list, and the
+# order comes back as one.
+
+def numpy_order(axes, ndim: int) -> list[int]:
+    """NumPy's answer: where np.swapaxes sends each axis of an array whose sizes 2, 3, 4, ... tell its axes apart."""
+    probe = np.broadcast_to(0.0, tuple(range(2, ndim + 2)))
+    return [n - 2 for n in np.swapaxes(probe, *((-2, -1) if axes is None else axes)).shape]
+
+
+def expect_order(student, axes, ndim: int) -> None:
+    got = student.call("course_lib.ops.shaping:transpose_permutation", axes=axes, ndim=ndim)
+    expected = numpy_order(axes, ndim)
+    what = f"transpose_permutation({None if axes is None else tuple(axes)}, {ndim})"
+    if not isinstance(got, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in got):
+        raise AssertionError(f"{what} returned {got!r}: expected a tuple of ints, {tuple(expected)}")
+    if got != expected:
+        raise AssertionError(f"{what} returned {tuple(got)}, expected {tuple(expected)}")
+
+
+def refusal(student, axes, ndim: int) -> str:
+    """The message of the ValueError transpose_permutation raises (AssertionError if it raises none)."""
+    what = f"transpose_permutation({None if axes is None else tuple(axes)}, {ndim})"
+    try:
+        got = student.call("course_lib.ops.shaping:transpose_permutation", axes=axes, ndim=ndim)
+    except StudentError as err:
+        raised, _, message = str(err).partition(":")
+        if raised != "ValueError":
+            raise AssertionError(f"{what} raised {raised}, expected ValueError") from None
+        return message.strip()
+    raise AssertionError(f"{what} returned {got!r}, expected ValueError (not a swap of two axes)")
+
+
+@task("transpose_permutation", weight=3)
+@pytest.mark.parametrize("ndim", [2, 3, 5, 6])
+def test_transpose_permutation_default_swaps_the_last_two(student, ndim):
+    """with axes=None the order swaps the last two axes and keeps every other one in place"""
+    expect_order(student, None, ndim)
+
+
+@task("transpose_permutation")
+@pytest.mark.parametrize("axes,ndim", [([0, 3], 5), ([2, 1], 4), ([1, 0], 2), ([4, 2], 6)])
+def test_transpose_permutation_swaps_the_given_pair(student, axes, ndim):
+    """a given pair (i, j), in either order, swaps those two axes only"""
+    expect_order(student, axes, ndim)
+
+
+@task("transpose_permutation")
+@pytest.mark.parametrize("axes,ndim", [([-1, 0], 4), ([-3, -1], 5), ([2, -4], 5), ([-6, -2], 6)])
+def test_transpose_permutation_counts_negative_axes_from_the_end(student, axes, ndim):
+    """negative axes count from the end: (-1, 0) of a 4-D array swaps axes 3 and 0"""
+    expect_order(student, axes, ndim)
+
+
+@task("transpose_permutation", weight=0.5)
+@pytest.mark.parametrize("axes,ndim", [
+    (None, 1), (None, 0), ([0, 4], 4), ([-5, 1], 4), ([2, 2], 3), ([1, -3], 4), ([3, -2], 5), ([0], 3),
+    ([0, 1, 2], 4),
+])
+def test_transpose_permutation_refuses_what_is_not_a_swap(student, axes, ndim):
+    """ValueError for fewer than 2 dimensions, an axis out of range, one axis twice (also as a negative) or not a pair"""
+    refusal(student, axes, ndim)
+
+
+@task("transpose_permutation", weight=0.5)
+@pytest.mark.parametrize("axes,ndim", [([1, 5], 3), ([0, -5], 4), ([2, -1], 3), ([3, 1, 0], 5), ([4], 6)])
+def test_transpose_permutation_error_names_the_axes_and_ndim(student, axes, ndim):
+    """the ValueError's message names every axis it was given and the number of dimensions"""
+    message = refusal(student, axes, ndim)
+    named = {int(n) for n in re.findall(r"-?\d+", message)}
+    missing = [n for n in [*axes, ndim] if n not in named]
+    if missing:
+        raise AssertionError(f"transpose_permutation({tuple(axes)}, {ndim}) raised ValueError({message!r}): the "
+                             f"message should name the axes it got and ndim; {missing} not in it")
 
 
 # ---------------------------------------------------------------------------------------------

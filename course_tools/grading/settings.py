@@ -33,7 +33,7 @@ LOAD_SECONDS = 240
 # Past a notebook's budgets: starting Python, importing the grader, pytest's own work.
 SLACK_SECONDS = 120
 # The most a launcher waits for one notebook unless the instructor sets the time itself: the
-# budgets multiply out to hours (01's 14 tasks x 120 s x the wall factor is about 2 h), which no
+# budgets multiply out to hours (01's 15 tasks x 120 s x the wall factor is about 2 h), which no
 # honest notebook needs (they take seconds to a few minutes) and which would let one hanging
 # submission hold a grading service's worker for hours (COURSE_GRADER_MAX_NOTEBOOK_SECONDS).
 MAX_NOTEBOOK_SECONDS = 900

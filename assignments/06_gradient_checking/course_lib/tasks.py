@@ -25,7 +25,7 @@ _OPS_1 = ["power_scalar", "divide", "divide_scalar", "matmul", "summation", "bro
           "reshape", "negate", "transpose", "log", "exp", "relu", "power"]
 
 LIBRARY_TASKS: dict[str, list[str]] = {
-    "01_forward_ops": ["normalize_axes"] + [f"forward_{op}" for op in _OPS_1],
+    "01_forward_ops": ["normalize_axes", "transpose_permutation"] + [f"forward_{op}" for op in _OPS_1],
     "02_backward_ops": [f"backward_{op}" for op in _OPS_1] + ["topo_sort", "reverse_mode", "softmax_loss"],
     "03_ndarray": ["ndarray_compact_strides", "ndarray_permute", "ndarray_broadcast_to",
                    "ndarray_getitem", "ndarray_flip", "ndarray_pad", "op_flip", "op_dilate", "op_undilate"],

@@ -81,6 +81,32 @@ def summation(a: Tensor, axes=None) -> Tensor:
     return Summation(axes)(a)
 
 
+def transpose_permutation(axes, ndim: int) -> tuple[int, ...]:
+    """The order of axes that ``Transpose(axes)`` hands to ``NDArray.permute`` for an input with
+    ``ndim`` axes: permuted by it, the input has its two axes swapped and every other axis in place.
+    ``axes``: None (the last two) or a pair ``(i, j)`` of distinct axes, negatives counting from the
+    end. ``transpose_permutation(None, 3) == (0, 2, 1)``. ValueError naming ``axes`` and ``ndim``
+    when ``ndim < 2``, an axis is out of range, or ``axes`` is not two distinct axes.
+
+    Assignment 01's task; ``Transpose._permutation`` looks it up when called, so that a notebook's
+    ``implements(ops.shaping, "transpose_permutation")`` and a grader's lent reference reach it.
+    """
+    if ndim < 2:
+        raise ValueError(f"transpose needs an array with at least 2 dimensions, got one with {ndim} "
+                         f"(axes={axes!r})")
+    try:
+        swapped = _normalize_axes((-2, -1) if axes is None else axes, ndim)
+    except ValueError as err:
+        raise ValueError(f"transpose of an array with {ndim} dimensions, axes={axes!r}: {err}") from None
+    if len(swapped) != 2:
+        raise ValueError(f"transpose swaps two distinct axes, got axes={axes!r} for an array with {ndim} "
+                         f"dimensions")
+    i, j = swapped
+    order = list(range(ndim))
+    order[i], order[j] = order[j], order[i]
+    return tuple(order)
+
+
 class Transpose(TensorOp):
     """Swap two axes: the last two by default. (2, 3, 4) -> (2, 4, 3); axes=(0, 2) -> (4, 3, 2)."""
 
@@ -88,15 +114,8 @@ class Transpose(TensorOp):
         self.axes = axes
 
     def _permutation(self, ndim: int) -> tuple[int, ...]:
-        if ndim < 2:
-            raise ValueError(f"transpose needs at least 2 dimensions, got {ndim}")
-        swapped = _normalize_axes((-2, -1) if self.axes is None else self.axes, ndim)
-        if len(swapped) != 2:
-            raise ValueError(f"transpose swaps two axes, got axes={self.axes!r}")
-        i, j = swapped
-        order = list(range(ndim))
-        order[i], order[j] = order[j], order[i]
-        return tuple(order)
+        """The full order of axes for ``NDArray.permute``: ``transpose_permutation(self.axes, ndim)``."""
+        return transpose_permutation(self.axes, ndim)
 
     def compute(self, a: NDArray) -> NDArray:
         return a.permute(self._permutation(a.ndim))
