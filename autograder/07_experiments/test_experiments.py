@@ -8,15 +8,28 @@ it is driven through the loss_scaler_run scenario and compared with the referenc
 checks). The experiment's recorded scale sequences are replayed through the student's own scaler,
 so that a scaler bug costs only loss_scaler's points.
 
+Where the task describes a run exactly (the seeds, the data, the loader, the number of updates),
+the grader repeats a cheap part of it with course_lib and the notebook's given code, on one
+thread as the worker runs, and compares: the reference implementation's run and the fused
+kernel's gradient check (implementations), the first max-pooling seed (pooling), the first loss
+and the number of updates of every precision run and stress test (precision). The checks read no
+other task's code: the first loss of a mixed run comes before the scaler's first update.
+
 PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
 """
+import functools
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from numpy.lib.stride_tricks import sliding_window_view
+from threadpoolctl import threadpool_limits
 
-from course_lib.precision import LossScaler, parameter_count
-from course_lib.train import small_cnn
+from course_lib import Tensor, TensorOp, TensorTupleOp, nd, nn, ops, optim, seed_everything
+from course_lib.data import DataLoader, load_digits
+from course_lib.precision import LossScaler, cast_model, parameter_count
+from course_lib.train import accuracy, small_cnn
 from course_tools.grading.api import (StudentError, as_float, as_int, as_list, as_mapping, as_numbers,
                                       expect_close, task)
 
@@ -75,6 +88,177 @@ def _per_seed(record, where, keys, seeds):
 
 def _is_number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+
+
+# ----------------------------------------------------------- the experiments' described runs, repeated
+# The notebook's given code that the runs use (its conv_variants and train_helpers cells), copied:
+# the grader never imports the submission. Everything runs on one BLAS thread, as in the worker,
+# so the same computation gives the same numbers (with two threads a sum may round differently,
+# and training amplifies that to 1e-3 after 44 updates); the tolerances below allow float32 rounding.
+def _one_thread(compute):
+    @functools.wraps(compute)
+    def run(*args):
+        with threadpool_limits(limits=1, user_api="blas"):
+            return compute(*args)
+    return run
+
+
+@functools.lru_cache(maxsize=None)
+def _digits():
+    return load_digits("train"), load_digits("test")
+
+
+def _vectorized_conv(x, w, b, padding):
+    out = ops.conv(nn.nchw_to_nhwc(x), w, padding=padding)
+    out = out + ops.broadcast_to(ops.reshape(b, (1, 1, 1, b.shape[0])), out.shape)
+    return nn.nhwc_to_nchw(out)
+
+
+class _FusedConvBackward(TensorTupleOp):
+    def __init__(self, padding):
+        self.padding = padding
+
+    def compute(self, out_grad, x, w):
+        p, k = self.padding, w.shape[0]
+        g = out_grad.numpy().transpose(0, 2, 3, 1)
+        x_pad = np.pad(x.numpy().transpose(0, 2, 3, 1), ((0, 0), (p, p), (p, p), (0, 0)))
+        windows = sliding_window_view(x_pad, (k, k), axis=(1, 2))
+        dw = np.tensordot(windows, g, axes=([0, 1, 2], [0, 1, 2])).transpose(1, 2, 0, 3)
+        db = g.sum(axis=(0, 1, 2))
+        w_np, (h_out, w_out) = w.numpy(), g.shape[1:3]
+        dx_pad = np.zeros_like(x_pad)
+        for u in range(k):
+            for v in range(k):
+                dx_pad[:, u:u + h_out, v:v + w_out, :] += g @ w_np[u, v].T
+        dx = dx_pad[:, p:p + x.shape[2], p:p + x.shape[3], :].transpose(0, 3, 1, 2)
+        return nd.array(dx, device=x.device), nd.array(dw, device=x.device), nd.array(db, device=x.device)
+
+
+class _FusedConv(TensorOp):
+    def __init__(self, padding):
+        self.padding = padding
+
+    def compute(self, x, w, b):
+        p, k = self.padding, w.shape[0]
+        x_pad = np.pad(x.numpy().transpose(0, 2, 3, 1), ((0, 0), (p, p), (p, p), (0, 0)))
+        windows = sliding_window_view(x_pad, (k, k), axis=(1, 2))
+        z = np.tensordot(windows, w.numpy(), axes=([3, 4, 5], [2, 0, 1])) + b.numpy()
+        return nd.array(z.transpose(0, 3, 1, 2), device=x.device)
+
+    def gradient(self, out_grad, node):
+        x, w, b = node.inputs
+        grads = _FusedConvBackward(self.padding)(out_grad, x, w)
+        return grads[0], grads[1], grads[2]
+
+
+class _ConvWith(nn.Module):
+    def __init__(self, conv, conv_fn):
+        super().__init__()
+        self.weight, self.bias = conv.weight, conv.bias
+        self.padding, self.conv_fn = conv.kernel_size // 2, conv_fn
+
+    def forward(self, x):
+        return self.conv_fn(x, self.weight, self.bias, self.padding)
+
+
+def _build_cnn(conv_fn, seed, dtype="float32"):
+    seed_everything(seed)
+    model = small_cnn()
+    model.modules = [_ConvWith(m, conv_fn) if isinstance(m, nn.Conv) else m for m in model.modules]
+    return cast_model(model, dtype)
+
+
+def _train(model, optimizer, loader, updates):
+    """run_updates with plain_step: the loss of every update."""
+    loss_fn, losses = nn.SoftmaxLoss(), []
+    while len(losses) < updates:
+        for x, y in loader:
+            optimizer.reset_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.numpy()))
+            if len(losses) == updates:
+                break
+    return losses
+
+
+def _norm(arrays):
+    return float(np.sqrt(sum(np.sum(np.asarray(a, dtype=np.float64) ** 2) for a in arrays)))
+
+
+@functools.lru_cache(maxsize=None)
+@_one_thread
+def _reference_implementation_run(lr, updates, batch_size):
+    """experiment_implementations' training run of the REFERENCE implementation: (losses, test accuracy)."""
+    (x_train, y_train), (x_test, y_test) = _digits()
+    base, model = _build_cnn(_vectorized_conv, 0), _build_cnn(_vectorized_conv, 0)
+    for p, q in zip(base.parameters(), model.parameters()):
+        q.cached_data = nd.array(p.numpy(), dtype=q.dtype, device=q.device)
+    n = updates * batch_size
+    loader = DataLoader(x_train[:n], y_train[:n], batch_size=batch_size, shuffle=True, seed=0)
+    losses = _train(model, optim.Adam(model.parameters(), lr=lr), loader, updates)
+    evaluator = small_cnn()
+    for p, q in zip(model.parameters(), evaluator.parameters()):
+        q.cached_data = p.realize_cached_data().astype("float32")
+    return losses, accuracy(evaluator, x_test, y_test)
+
+
+@functools.lru_cache(maxsize=None)
+@_one_thread
+def _reference_fused_grad_diff(check_batch):
+    """experiment_implementations' gradient check of the fused kernel against im2col (seed 0, float64,
+    the first check_batch training images): {"dA", "dW", "db"}: the largest |difference| over both layers."""
+    (x_train, y_train), _ = _digits()
+    grads = []
+    for conv_fn in (_vectorized_conv, lambda x, w, b, padding: _FusedConv(padding)(x, w, b)):
+        model = _build_cnn(conv_fn, 0, "float64")
+        x = Tensor(x_train[:check_batch].astype("float64"), requires_grad=True)
+        nn.SoftmaxLoss()(model(x), Tensor(y_train[:check_batch], requires_grad=False)).backward()
+        layers = [m for m in model.modules if isinstance(m, _ConvWith)]
+        grads.append({"dA": [x.grad.numpy()], "dW": [layer.weight.grad.numpy() for layer in layers],
+                      "db": [layer.bias.grad.numpy() for layer in layers]})
+    reference, fused = grads
+    return {key: max(float(np.abs(mine - ref).max()) for mine, ref in zip(fused[key], reference[key]))
+            for key in ("dA", "dW", "db")}
+
+
+@functools.lru_cache(maxsize=None)
+@_one_thread
+def _reference_pooling_run(lr, batch, seed, epochs):
+    """experiment_pooling's max-pooling run of one seed: the values it records for that seed."""
+    (x_train, y_train), (x_test, y_test) = _digits()
+    seed_everything(seed)
+    model = small_cnn(pool="max")
+    optimizer = optim.Adam(model.parameters(), lr=lr)
+    loader = DataLoader(x_train, y_train, batch_size=batch, shuffle=True, seed=seed)
+    _train(model, optimizer, loader, epochs * len(loader))
+    test_accuracy = accuracy(model, x_test, y_test)
+    optimizer.reset_grad()
+    h, inputs = Tensor(x_test[:128], requires_grad=False), []
+    for layer in model.modules:
+        if isinstance(layer, (nn.MaxPool2d, nn.AvgPool2d)):
+            inputs.append(h)
+        h = layer(h)
+    nn.SoftmaxLoss()(h, Tensor(y_test[:128], requires_grad=False)).backward()
+    grads = [t.grad.numpy() for t in inputs]
+    return {"test_accuracy": test_accuracy, "nonzero_by_layer": [np.count_nonzero(g) / g.size for g in grads],
+            "grad_norm": _norm(grads), "param_grad_norm": _norm(p.grad.numpy() for p in model.parameters())}
+
+
+@functools.lru_cache(maxsize=None)
+@_one_thread
+def _reference_first_loss(batch, seed, name):
+    """The loss of the first update of experiment_precision's (or the stress test's) run ``name`` of
+    ``seed``: the initial weights of seed_everything(seed), the first batch of the shuffled loader of
+    that seed. It comes before any update, so no optimizer or scaler enters it."""
+    (x_train, y_train), _ = _digits()
+    dtype = "float16" if name in MIXED else name
+    seed_everything(seed)
+    model = cast_model(small_cnn(), dtype)
+    x, y = next(iter(DataLoader(x_train.astype(dtype), y_train, batch_size=batch, shuffle=True, seed=seed)))
+    logits = model(x)
+    return float(nn.SoftmaxLoss()(ops.cast(logits, "float32") if name == "mixed float16" else logits, y).numpy())
 
 
 # ------------------------------------------------------------------------- experiment_implementations
@@ -176,6 +360,37 @@ def test_implementation_measurements(student):
             f"{name}: parameter_count {r['parameter_count']!r}; every model is small_cnn, with small_cnn's count")
         assert _is_number(r["train_seconds"]) and r["train_seconds"] > 0, f"{name}: train_seconds must be positive"
         assert isinstance(r["peak_bytes"], int) and r["peak_bytes"] > 0, f"{name}: peak_bytes must be a positive int"
+
+
+@task("experiment_implementations", weight=1)
+def test_implementation_experiment_repeats_as_described(student):
+    """the reference run and the fused kernel's gradient check are the runs the task describes (seed 0, float32, the data, the loader; the largest difference)"""
+    results = _results(student, "impl_results", IMPLEMENTATIONS)
+    updates, batch_size = _count(student, "IMPL_UPDATES"), _count(student, "IMPL_BATCH")
+    check_batch, lr = _count(student, "CHECK_BATCH"), as_float(_variable(student, "LR"), "LR")
+    expected_losses, expected_accuracy = _reference_implementation_run(lr, updates, batch_size)
+    ours = _fields(results[REFERENCE], f"impl_results[{REFERENCE!r}]", ("losses", "test_accuracy", "grad_diff"))
+    losses = as_numbers(ours["losses"], f"impl_results[{REFERENCE!r}]['losses']")
+    assert losses.shape == (updates,) and np.allclose(losses, expected_losses, rtol=1e-6, atol=0), (
+        f"{REFERENCE}: the grader's run of build_cnn(vectorized_conv, seed=0), trained on the first updates * "
+        f"batch_size training images with a fresh DataLoader(..., shuffle=True, seed=0), has the losses "
+        f"{np.round(expected_losses[:3], 5).tolist()}..., yours start {np.round(losses[:3], 5).tolist()}: "
+        f"is every run built from the float32 base model of seed 0, on those images, in that loader?")
+    assert np.all(losses.astype(np.float32) == losses), (
+        f"{REFERENCE}: its losses are not float32 numbers, so its training did not run in float32: train a model of "
+        f"build_cnn(conv_fn, seed=0) (float32) for each implementation (float64 is for the gradient check only)")
+    accuracy_ = as_float(ours["test_accuracy"], f"impl_results[{REFERENCE!r}]['test_accuracy']")
+    assert abs(accuracy_ - expected_accuracy) < 1e-9, (
+        f"{REFERENCE}: test accuracy {accuracy_:.4f}; the same run in the grader ends at {expected_accuracy:.4f}")
+    expected = _reference_fused_grad_diff(check_batch)
+    diffs = _fields(results["fused NumPy kernel"], "impl_results['fused NumPy kernel']", ("grad_diff",))["grad_diff"]
+    for key in ("dA", "dW", "db"):
+        diff = as_float(diffs.get(key) if isinstance(diffs, dict) else None,
+                        f"impl_results['fused NumPy kernel']['grad_diff'][{key!r}]")
+        assert np.isclose(diff, expected[key], rtol=1e-6, atol=0), (
+            f"fused NumPy kernel: grad_diff[{key!r}] is {diff:.3g}; the grader's gradient check (build_cnn(conv_fn, "
+            f"seed=0, dtype='float64'), the first CHECK_BATCH training images) gives {expected[key]:.3g}, the "
+            f"largest |fused - im2col| over every entry of both layers")
 
 
 # --------------------------------------------------------------------------------- experiment_pooling
@@ -312,6 +527,34 @@ def test_pooling_measurements(student):
         assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
             f"{pool} pooling: mean test accuracy {acc.mean():.2f}; after training it should be well above "
             f"chance (0.1)")
+
+
+@task("experiment_pooling", weight=1, not_for=EARLIER_POOLING)
+def test_pooling_run_repeats_as_described(student):
+    """the first max-pooling seed is the run the task describes (its seed, loader and updates) and its statistics those of the trained model"""
+    results = _pool(student)
+    seeds = as_list(_variable(student, "POOL_SEEDS"), "POOL_SEEDS")
+    seed = as_int(seeds[0], "POOL_SEEDS[0]")
+    epochs, batch = _count(student, "POOL_EPOCHS"), _count(student, "BATCH")
+    expected = _reference_pooling_run(as_float(_variable(student, "LR"), "LR"), batch, seed, epochs)
+    r = results["max"]
+    got = {key: as_float(r[key][0], f"pool_results['max'][{key!r}][0]")
+           for key in ("test_accuracy", "grad_norm", "param_grad_norm")}
+    assert abs(got["test_accuracy"] - expected["test_accuracy"]) < 1e-9, (
+        f"max pooling, seed {seed}: test accuracy {got['test_accuracy']:.4f}; the grader's run (seed_everything({seed}), "
+        f"small_cnn(pool='max'), Adam, a DataLoader(X_TRAIN, Y_TRAIN, batch_size=BATCH, shuffle=True, seed={seed}), "
+        f"epochs * len(loader) updates) ends at {expected['test_accuracy']:.4f}")
+    by_layer = np.asarray(r["nonzero_by_layer"][0], dtype=float)
+    assert np.allclose(by_layer, expected["nonzero_by_layer"], rtol=0, atol=1e-12), (
+        f"max pooling, seed {seed}: nonzero_by_layer {np.round(by_layer, 4).tolist()}; the grader's trained model gives "
+        f"{np.round(expected['nonzero_by_layer'], 4).tolist()} on the fixed batch")
+    assert np.isclose(got["grad_norm"], expected["grad_norm"], rtol=1e-6, atol=0), (
+        f"max pooling, seed {seed}: grad_norm {got['grad_norm']:.6g}; the grader's trained model gives "
+        f"{expected['grad_norm']:.6g} on the fixed batch (the first 128 test images)")
+    assert np.isclose(got["param_grad_norm"], expected["param_grad_norm"], rtol=1e-6, atol=0), (
+        f"max pooling, seed {seed}: param_grad_norm {got['param_grad_norm']:.6g}; the grader gets "
+        f"{expected['param_grad_norm']:.6g}: the Euclidean norm of every parameter's .grad, which the fixed batch's "
+        f"backward filled")
 
 
 # ------------------------------------------------------------------------------- experiment_precision
@@ -481,6 +724,28 @@ def test_precisions_learn_alike(student):
         a16 = np.mean(results[name]["test_accuracy"])
         assert abs(a16 - a32) < 0.15, (f"{name}: mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
                                        f"is loss scaling skipping or corrupting updates?")
+
+
+@task("experiment_precision", weight=1)
+def test_precision_runs_start_and_last_as_described(student):
+    """every run trains epochs * len(loader) updates from the weights of seed_everything(seed) on the shuffled loader of its seed (the first loss, before any update)"""
+    results, stress = _precision(student), _stress(student)
+    seed = as_int(as_list(_variable(student, "PREC_SEEDS"), "PREC_SEEDS")[0], "PREC_SEEDS[0]")
+    epochs, batch = _count(student, "PREC_EPOCHS"), _count(student, "BATCH")
+    updates = epochs * -(-len(_digits()[0][1]) // batch)
+    runs = [(f"precision_results[{name!r}]", results[name]["losses"], seed, name) for name in PRECISIONS]
+    runs += [(f"stress_results[{name!r}]", stress[name]["losses"], 0, name) for name in MIXED]
+    for where, losses, run_seed, name in runs:
+        losses = np.asarray(losses, dtype=float)
+        if where.startswith("precision"):
+            assert losses.shape == (updates,), (
+                f"{where}['losses']: {losses.size} losses; {epochs} epoch(s) of {updates // epochs} batches of {batch} "
+                f"are epochs * len(loader) = {updates} updates")
+        expected = _reference_first_loss(batch, run_seed, name)
+        assert losses.size and np.isclose(losses[0], expected, rtol=1e-6, atol=0), (
+            f"{where}: the first loss is {losses[0] if losses.size else None!r}; from the weights of "
+            f"seed_everything({run_seed}) and small_cnn(), on the first batch of DataLoader(..., batch_size=BATCH, "
+            f"shuffle=True, seed={run_seed}), the grader computes {expected:.6g} (the loss before the first update)")
 
 
 # ---------------------------------------------------------------------------------------- loss_scaler

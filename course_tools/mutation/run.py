@@ -107,19 +107,19 @@ def grade_mutants(mutants: list[Mutant], workers: int = 2, settings: GradingSett
     batches = _batches(mutants) if together else [[m] for m in mutants]
     results = _grade([(i, b[0].assignment, notebook_with(b[0].assignment, b)) for i, b in enumerate(batches)],
                      workers, settings, store)
-    outcomes, confirm = {}, []
+    outcomes, unconfirmed = {}, []  # (not named `confirm`: that list shadowed the flag, and was empty, so no kill was confirmed)
     for i, batch in enumerate(batches):
         found = {m.id: _outcome(results[i], m.task) for m in batch}
         lost = [m for m in batch if found[m.id].verdict == "killed"]
         for mutant in batch:
             if confirm and len(batch) > 1 and len(lost) > 1 and found[mutant.id].verdict == "killed":
-                confirm.append(mutant)
+                unconfirmed.append(mutant)
             else:
                 outcomes[mutant.id] = found[mutant.id]
-    if confirm:
-        alone = _grade([(m.id, m.assignment, notebook_with(m.assignment, [m])) for m in confirm],
+    if unconfirmed:
+        alone = _grade([(m.id, m.assignment, notebook_with(m.assignment, [m])) for m in unconfirmed],
                        workers, settings, store)
-        outcomes.update({m.id: _outcome(alone[m.id], m.task) for m in confirm})
+        outcomes.update({m.id: _outcome(alone[m.id], m.task) for m in unconfirmed})
     return outcomes
 
 
