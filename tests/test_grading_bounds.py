@@ -74,13 +74,9 @@ def test_hostile_grader_side_submission_gets_what_it_deserves(case, tmp_path):
 def test_the_reference_code_is_nowhere_the_worker_can_reach(tmp_path):
     """What the dump of a lent central_difference holds, read back in full (not only the 500
     characters an outcome keeps): the worker's stand-in and tokens, no reference text."""
-    import importlib.util
-
     case = next(c for c in HOSTILE_GRADER_SIDE if c["name"] == "reads_the_lent_central_difference")
     path = _notebook(tmp_path, "06_gradient_checking", case["inject"], case["edits"])
-    spec = importlib.util.spec_from_file_location("lends_06", ROOT / "autograder" / "06_gradient_checking" / "lends.py")
-    conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
+    conftest = assignment_module("06_gradient_checking", "lends")
     with StudentSession("06_gradient_checking", path, **FAST) as session:
         session.begin_check("planted_bug_checks")
         session.lend = lambda task: conftest.lent_to(session, task)

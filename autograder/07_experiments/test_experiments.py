@@ -63,6 +63,21 @@ def _count(student, name) -> int:
     return value
 
 
+# The largest sizes at which the grader repeats a run the task describes: the setup cell's full sizes
+# (its values outside grading; graded, it runs smaller ones). A submission that rebinds a size past
+# them fails that check; the grader does not train for as long as a submission asks.
+REPEATED_AT_MOST = {"IMPL_UPDATES": 30, "IMPL_BATCH": 32, "POOL_EPOCHS": 3}
+
+
+def _repeated_size(student, name) -> int:
+    """A size of a run the grader repeats (REPEATED_AT_MOST): a positive int, at most that."""
+    value = _count(student, name)
+    if value > REPEATED_AT_MOST[name]:
+        raise StudentError(f"{name} is {value}: the grader repeats the run the task describes at the setup cell's "
+                           f"sizes only, at most {REPEATED_AT_MOST[name]} (is the setup cell's value rebound later?)")
+    return value
+
+
 def _seeds(student, name) -> int:
     """How many seeds the setup cell's list ``name`` (POOL_SEEDS, PREC_SEEDS) holds: at least one."""
     seeds = as_list(_variable(student, name), name)
@@ -366,7 +381,7 @@ def test_implementation_measurements(student):
 def test_implementation_experiment_repeats_as_described(student):
     """the reference run and the fused kernel's gradient check are the runs the task describes (seed 0, float32, the data, the loader; the largest difference)"""
     results = _results(student, "impl_results", IMPLEMENTATIONS)
-    updates, batch_size = _count(student, "IMPL_UPDATES"), _count(student, "IMPL_BATCH")
+    updates, batch_size = _repeated_size(student, "IMPL_UPDATES"), _repeated_size(student, "IMPL_BATCH")
     check_batch, lr = _count(student, "CHECK_BATCH"), as_float(_variable(student, "LR"), "LR")
     expected_losses, expected_accuracy = _reference_implementation_run(lr, updates, batch_size)
     ours = _fields(results[REFERENCE], f"impl_results[{REFERENCE!r}]", ("losses", "test_accuracy", "grad_diff"))
@@ -535,7 +550,7 @@ def test_pooling_run_repeats_as_described(student):
     results = _pool(student)
     seeds = as_list(_variable(student, "POOL_SEEDS"), "POOL_SEEDS")
     seed = as_int(seeds[0], "POOL_SEEDS[0]")
-    epochs, batch = _count(student, "POOL_EPOCHS"), _count(student, "BATCH")
+    epochs, batch = _repeated_size(student, "POOL_EPOCHS"), _count(student, "BATCH")
     expected = _reference_pooling_run(as_float(_variable(student, "LR"), "LR"), batch, seed, epochs)
     r = results["max"]
     got = {key: as_float(r[key][0], f"pool_results['max'][{key!r}][0]")
