@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from course_tools.grading.expect import as_float, as_list
+from course_tools.grading.session import StudentError
 from course_tools.grading.suite import expect_close, task
 from course_tools.grading.views import view_of
 
@@ -597,3 +598,51 @@ def test_adjoint_check_trials(student, rng):
     if not np.isclose(got, want, rtol=1e-6, atol=1e-12):
         raise AssertionError(f"adjoint_check with trials=7 returned {got:.6g}; the largest gap of the 7 draws is "
                              f"{want:.6g}")
+
+
+@task("adjoint_check")
+def test_adjoint_check_zero_forward(student, rng):
+    """a forward that is the zero map: <f(x), y> = 0, so the gap divides by np.finfo(np.float64).tiny"""
+    m = 1e-3 * rng.standard_normal((3, 4))  # small: |<x, g(y)>| / tiny stays finite
+    got, want = adjoint_gap(student, lambda x: np.zeros(3), lambda y: m.T @ y, (4,), (3,), 2, 9, "zero forward")
+    if not np.isclose(got, want, rtol=1e-6, atol=0):
+        raise AssertionError(f"adjoint_check with forward(x) = 0 and a nonzero backward returned {got:.6g}; "
+                             f"expected |<x, g(y)>| / np.finfo(np.float64).tiny = {want:.6g}")
+
+
+@task("adjoint_check")
+def test_adjoint_check_draws_from_its_seed(student, rng):
+    """the same seed draws the same x and y; another seed draws others"""
+    m = rng.standard_normal((2, 3))
+    drawn = []
+    for seed in (4, 4, 5):
+        f, g = Recorded(lambda x: m @ x, (3,), "forward"), Recorded(lambda y: m.T @ y, (2,), "backward")
+        student.call("student:adjoint_check", student.grader_function(f), student.grader_function(g),
+                     x_shape=[3], y_shape=[2], trials=2, seed=seed)
+        drawn.append(np.concatenate([v.reshape(-1) for v in f.inputs + g.inputs]) if f.inputs and g.inputs else None)
+    if drawn[0] is None or drawn[1] is None or drawn[0].shape != drawn[1].shape or not np.array_equal(drawn[0], drawn[1]):
+        raise AssertionError("adjoint_check called twice with seed=4 drew different x and y: draw them from "
+                             "np.random.default_rng(seed)")
+    if drawn[2] is not None and drawn[2].shape == drawn[0].shape and np.array_equal(drawn[0], drawn[2]):
+        raise AssertionError("adjoint_check drew the same x and y with seed=4 and seed=5: draw them from "
+                             "np.random.default_rng(seed)")
+
+
+@task("adjoint_check")
+@pytest.mark.parametrize("side", ["forward", "backward"])
+def test_adjoint_check_refuses_wrong_shapes(student, rng, side):
+    """a forward whose output is not y_shape, or a backward whose output is not x_shape: ValueError (shapes
+    that broadcast against y and x, so that only the check of the shapes can notice)"""
+    m = rng.standard_normal((4, 3))
+    forward = (lambda x: (m @ x)[:1]) if side == "forward" else (lambda x: m @ x)
+    backward = (lambda y: m.T @ y) if side == "forward" else (lambda y: (m.T @ y)[None, :])
+    what = f"adjoint_check with a {side} that returns the wrong shape"
+    try:
+        got = student.call("student:adjoint_check", student.grader_function(forward), student.grader_function(backward),
+                           x_shape=[3], y_shape=[4], trials=1, seed=0)
+    except StudentError as err:
+        raised = str(err).split(":", 1)[0]
+        if raised != "ValueError":
+            raise AssertionError(f"{what} raised {raised}, expected ValueError") from None
+        return
+    raise AssertionError(f"{what} returned {got!r}, expected ValueError naming the shapes")
