@@ -186,7 +186,7 @@ INDEPENDENT_CHECKS = [
     ("02_backward_ops", ["topo_sort", "backward_summation", "backward_divide_scalar", "backward_negate"],
      ["reverse_mode", "softmax_loss"]),
     ("03_ndarray", ["ndarray_compact_strides", "ndarray_permute", "ndarray_broadcast_to", "ndarray_getitem"],
-     ["ndarray_flip", "ndarray_pad", "op_flip", "op_dilate", "op_undilate"]),
+     ["ndarray_flip", "ndarray_pad", "op_flip", "op_dilate", "op_undilate", "adjoint_check"]),
     ("03_ndarray", ["op_undilate"], ["op_dilate"]),
     ("03_ndarray", ["op_dilate"], ["op_undilate"]),
     ("04_conv_backward", ["conv_naive_backward", "conv_im2col_forward"], ["conv_backward"]),

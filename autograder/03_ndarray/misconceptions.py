@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from course_tools.grading.api import (view_of, Call, Misconception, Probe, StridedView, gradient_call, gradient_of,
-                                      in_dtype, notebook_place, request_call)
+from course_tools.grading.api import (Call, Misconception, Probe, StridedView, gradient_call, gradient_of,
+                                      in_dtype, notebook_place, request_call, view_of)
 
 NOTEBOOK = "03_ndarray"
 

@@ -4,7 +4,7 @@ gradients."""
 import numpy as np
 import pytest
 
-from course_tools.grading.api import as_list, expect_close, task, view_of
+from course_tools.grading.api import StudentError, as_float, as_list, expect_close, task, view_of
 
 # A check of one task never builds its input with another task's method: a non-compact input
 # arrives as a view made here (view_of), so a stubbed permute costs permute alone.
@@ -489,3 +489,157 @@ def test_undilate_backward_worked_example(student):
                              f"expected (5,) (crop the extra trailing zeros that dilate makes)")
     if not np.array_equal(grad, [10.0, 0.0, 20.0, 0.0, 30.0]):
         raise AssertionError("undilate of [1, 2, 3, 4, 5] by 1, backward with out_grad [10, 20, 30]: wrong values")
+
+
+# ---------------------------------------------------------------------------------------------
+# adjoint_check (a notebook function; NumPy only, nothing of course_lib is called)
+# The pairs are grader-provided functions that remember the arrays the student's check passes them:
+# the expected gap is computed here from those very draws, with the formula of the contract.
+
+class Recorded:
+    """One side of a linear map, run in the grader: checks the shape it is given, remembers the input."""
+
+    def __init__(self, fn, in_shape, name):
+        self.fn, self.in_shape, self.name, self.inputs = fn, tuple(in_shape), name, []
+
+    def __call__(self, v):
+        v = np.array(v, dtype=np.float64)
+        if v.shape != self.in_shape:
+            raise ValueError(f"{self.name} was given an array of shape {v.shape}, expected {self.in_shape}")
+        self.inputs.append(v)
+        return np.asarray(self.fn(v), dtype=np.float64)
+
+
+def adjoint_gap(student, forward, backward, x_shape, y_shape, trials, seed, what):
+    """(the student's gap, the gap computed here from the same draws) for one pair."""
+    f, g = Recorded(forward, x_shape, "forward"), Recorded(backward, y_shape, "backward")
+    got = student.call("student:adjoint_check", student.grader_function(f), student.grader_function(g),
+                       x_shape=list(x_shape), y_shape=list(y_shape), trials=trials, seed=seed)
+    got = as_float(got, f"adjoint_check({what})")
+    if len(f.inputs) != trials or len(g.inputs) != trials:
+        raise AssertionError(f"adjoint_check({what}, trials={trials}) called forward {len(f.inputs)} and backward "
+                             f"{len(g.inputs)} times; expected once each per trial")
+    for name, inputs in (("x", f.inputs), ("y", g.inputs)):
+        if any(not np.any(v) for v in inputs) or any(np.array_equal(a, b) for a, b in zip(inputs, inputs[1:])):
+            raise AssertionError(f"adjoint_check({what}): every trial should draw a new random {name} "
+                                 f"(one generator for all the trials)")
+    tiny = np.finfo(np.float64).tiny
+    gaps = []
+    for x, y in zip(f.inputs, g.inputs):
+        lhs, rhs = float(np.sum(forward(x) * y)), float(np.sum(x * backward(y)))
+        gaps.append(abs(lhs - rhs) / max(abs(lhs), tiny))
+    return got, max(gaps)
+
+
+def numpy_dilate0(x, d):
+    out = np.zeros((x.shape[0] * (d + 1),) + x.shape[1:])
+    out[::d + 1] = x
+    return out
+
+
+ADJOINT = ["adjoint", "scaled-up", "scaled-down", "several-axes", "dilate-undilate", "pad-crop"]
+NOT_ADJOINT = ["other-matrix", "twice-the-transpose", "not-transposed-axes", "undilate-shifted", "crop-wrong-side"]
+
+
+def adjoint_pair(name, rng):
+    """(forward, backward, x_shape, y_shape) of one named pair."""
+    m = rng.standard_normal((5, 3))
+    w = rng.standard_normal((4, 3, 2))
+    other = rng.standard_normal((3, 5))
+    pairs = {
+        "adjoint": (lambda x: m @ x, lambda y: m.T @ y, (3,), (5,)),
+        "scaled-up": (lambda x: 1e7 * (m @ x), lambda y: 1e7 * (m.T @ y), (3,), (5,)),
+        "scaled-down": (lambda x: 1e-7 * (m @ x), lambda y: 1e-7 * (m.T @ y), (3,), (5,)),
+        # (2, 3, 4) -> (4, 3, 2): reverse the axes, weight elementwise; back: weight, reverse again
+        "several-axes": (lambda x: np.transpose(x) * w, lambda y: np.transpose(y * w), (2, 3, 4), (4, 3, 2)),
+        "dilate-undilate": (lambda x: numpy_dilate0(x, 2), lambda y: y[::3], (3, 2, 2), (9, 2, 2)),
+        "pad-crop": (lambda x: np.pad(x, ((1, 2), (0, 3))), lambda y: y[1:-2, :-3], (2, 4), (5, 7)),
+        "other-matrix": (lambda x: m @ x, lambda y: other @ y, (3,), (5,)),
+        "twice-the-transpose": (lambda x: 1e-5 * (m @ x), lambda y: 2e-5 * (m.T @ y), (3,), (5,)),
+        "not-transposed-axes": (lambda x: np.transpose(x) * w, lambda y: np.transpose(y) * np.transpose(w),
+                                (2, 3, 4), (4, 3, 2)),
+        "undilate-shifted": (lambda x: numpy_dilate0(x, 2), lambda y: y[1::3], (3, 2, 2), (9, 2, 2)),
+        "crop-wrong-side": (lambda x: np.pad(x, ((1, 2), (0, 3))), lambda y: y[2:-1, :-3], (2, 4), (5, 7)),
+    }
+    return pairs[name]
+
+
+@task("adjoint_check")
+@pytest.mark.parametrize("name", ADJOINT)
+def test_adjoint_check_passes_adjoint_pairs(student, rng, name):
+    """adjoint_check of a map and its transpose: rounding level, and the value of the formula on the same draws"""
+    forward, backward, x_shape, y_shape = adjoint_pair(name, rng)
+    got, want = adjoint_gap(student, forward, backward, x_shape, y_shape, 3, 11, name)
+    if not got < 1e-12 or abs(got - want) > 1e-12:
+        raise AssertionError(f"adjoint_check on a map of shape {x_shape} -> {y_shape} and its adjoint ({name}) "
+                             f"returned {got:.3g}; the relative gap of those draws is {want:.3g}")
+
+
+@task("adjoint_check")
+@pytest.mark.parametrize("name", NOT_ADJOINT)
+def test_adjoint_check_measures_other_pairs(student, rng, name):
+    """adjoint_check of a map and a partner that is not its transpose: the largest relative gap of the draws"""
+    forward, backward, x_shape, y_shape = adjoint_pair(name, rng)
+    got, want = adjoint_gap(student, forward, backward, x_shape, y_shape, 4, 5, name)
+    if not np.isclose(got, want, rtol=1e-6, atol=1e-12):
+        raise AssertionError(f"adjoint_check on a map of shape {x_shape} -> {y_shape} and a partner that is not "
+                             f"its adjoint ({name}, trials=4) returned {got:.6g}; the largest relative gap "
+                             f"|<f(x), y> - <x, g(y)>| / max(|<f(x), y>|, tiny) of those draws is {want:.6g}")
+
+
+@task("adjoint_check")
+def test_adjoint_check_trials(student, rng):
+    """adjoint_check calls each side once per trial and keeps the largest gap"""
+    m, w = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    got, want = adjoint_gap(student, lambda x: m @ x, lambda y: w @ y, (4,), (4,), 7, 3, "trials=7")
+    if not np.isclose(got, want, rtol=1e-6, atol=1e-12):
+        raise AssertionError(f"adjoint_check with trials=7 returned {got:.6g}; the largest gap of the 7 draws is "
+                             f"{want:.6g}")
+
+
+@task("adjoint_check")
+def test_adjoint_check_zero_forward(student, rng):
+    """a forward that is the zero map: <f(x), y> = 0, so the gap divides by np.finfo(np.float64).tiny"""
+    m = 1e-3 * rng.standard_normal((3, 4))  # small: |<x, g(y)>| / tiny stays finite
+    got, want = adjoint_gap(student, lambda x: np.zeros(3), lambda y: m.T @ y, (4,), (3,), 2, 9, "zero forward")
+    if not np.isclose(got, want, rtol=1e-6, atol=0):
+        raise AssertionError(f"adjoint_check with forward(x) = 0 and a nonzero backward returned {got:.6g}; "
+                             f"expected |<x, g(y)>| / np.finfo(np.float64).tiny = {want:.6g}")
+
+
+@task("adjoint_check")
+def test_adjoint_check_draws_from_its_seed(student, rng):
+    """the same seed draws the same x and y; another seed draws others"""
+    m = rng.standard_normal((2, 3))
+    drawn = []
+    for seed in (4, 4, 5):
+        f, g = Recorded(lambda x: m @ x, (3,), "forward"), Recorded(lambda y: m.T @ y, (2,), "backward")
+        student.call("student:adjoint_check", student.grader_function(f), student.grader_function(g),
+                     x_shape=[3], y_shape=[2], trials=2, seed=seed)
+        drawn.append(np.concatenate([v.reshape(-1) for v in f.inputs + g.inputs]) if f.inputs and g.inputs else None)
+    if drawn[0] is None or drawn[1] is None or drawn[0].shape != drawn[1].shape or not np.array_equal(drawn[0], drawn[1]):
+        raise AssertionError("adjoint_check called twice with seed=4 drew different x and y: draw them from "
+                             "np.random.default_rng(seed)")
+    if drawn[2] is not None and drawn[2].shape == drawn[0].shape and np.array_equal(drawn[0], drawn[2]):
+        raise AssertionError("adjoint_check drew the same x and y with seed=4 and seed=5: draw them from "
+                             "np.random.default_rng(seed)")
+
+
+@task("adjoint_check")
+@pytest.mark.parametrize("side", ["forward", "backward"])
+def test_adjoint_check_refuses_wrong_shapes(student, rng, side):
+    """a forward whose output is not y_shape, or a backward whose output is not x_shape: ValueError (shapes
+    that broadcast against y and x, so that only the check of the shapes can notice)"""
+    m = rng.standard_normal((4, 3))
+    forward = (lambda x: (m @ x)[:1]) if side == "forward" else (lambda x: m @ x)
+    backward = (lambda y: m.T @ y) if side == "forward" else (lambda y: (m.T @ y)[None, :])
+    what = f"adjoint_check with a {side} that returns the wrong shape"
+    try:
+        got = student.call("student:adjoint_check", student.grader_function(forward), student.grader_function(backward),
+                           x_shape=[3], y_shape=[4], trials=1, seed=0)
+    except StudentError as err:
+        raised = str(err).split(":", 1)[0]
+        if raised != "ValueError":
+            raise AssertionError(f"{what} raised {raised}, expected ValueError") from None
+        return
+    raise AssertionError(f"{what} returned {got!r}, expected ValueError naming the shapes")
