@@ -320,12 +320,19 @@ def postgres_url(postgres_server) -> str:
 
 
 # ---------------------------------------------------------------------------------- grading
+# An assignment's misconceptions (and 06's planted bugs) are not tests: they are wrong versions of
+# its solutions, written in the grader, whose explanations the feedback shows on purpose, and whose
+# lines a student's own right code can share. They are secret like the solutions (test_notebooks).
+ASSIGNMENT_DATA = {"misconceptions.py", "planted_bugs.py"}
+
+
 def hidden_code_lines() -> list[str]:
     """Lines of the hidden suites long enough to be recognisable if they leaked into feedback."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    return [line.strip() for path in (root / "autograder").rglob("*.py") for line in path.read_text().splitlines()
+    return [line.strip() for path in (root / "autograder").rglob("*.py") if path.name not in ASSIGNMENT_DATA
+            for line in path.read_text().splitlines()
             if len(line.strip()) > 30 and not line.strip().startswith(("#", '"""'))]
 
 

@@ -13,7 +13,7 @@ import pytest
 from nbclient.exceptions import DeadKernelError
 from nbgrader.nbgraderformat import MetadataValidator
 
-from conftest import given_lines, leaks, significant_lines
+from conftest import ASSIGNMENT_DATA, given_lines, leaks, significant_lines
 from course_lib import tasks
 from course_lib.checks import RUN_ALL_NOTE
 from course_tools import build as course_build
@@ -126,14 +126,13 @@ def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
     regions = library_regions()
     # The hidden suites never reach a student. An assignment's misconceptions (and 06's planted
     # bugs) are wrong versions of its solutions: secret like them until that assignment is done.
-    own_data = {"misconceptions.py", "planted_bugs.py"}
     hidden = [significant_lines(p.read_text()) - given for p in (ROOT / "autograder").rglob("*.py")
-              if p.name not in own_data]
+              if p.name not in ASSIGNMENT_DATA]
     for assignment in BUILT:
         later = [t for a in order[order.index(assignment):] for t in tasks.LIBRARY_TASKS[a]]
         secrets = [significant_lines(r.body) - given for t in later for r in regions[t]]
         secrets += [significant_lines(p.read_text()) - given for a in order[order.index(assignment):]
-                    for p in (ROOT / "autograder" / a).glob("*.py") if p.name in own_data]
+                    for p in (ROOT / "autograder" / a).glob("*.py") if p.name in ASSIGNMENT_DATA]
         for other in BUILT:  # every notebook's answers to the tasks of this and later assignments
             if order.index(other) >= order.index(assignment):
                 for cell in _source(other).cells:
