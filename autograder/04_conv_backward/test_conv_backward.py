@@ -329,6 +329,10 @@ FIXED_CONFIGS = [  # (N, C_in, H, W, C_out, KH, KW, stride, padding)
     pytest.param((2, 2, 7, 8, 2, 2, 3, 3, 0), id="stride3-unused-rows-and-columns"),
     pytest.param((1, 1, 5, 4, 2, 1, 2, 2, 2), id="padding-larger-than-K-1"),
     pytest.param((1, 2, 5, 5, 1, 3, 3, 1, 0), id="stride1-padding0"),
+    # stride 3 with padding: the unused rows (8 + 2 - 2) % 3 and columns (7 + 2 - 2) % 3 differ from
+    # what h - 2p or + kw would give, which strides 1 and 2 cannot tell apart; C_in 4 > KW 2 catches
+    # a bias sized by the wrong axis of the swapped kernel.
+    pytest.param((1, 4, 8, 7, 2, 2, 2, 3, 1), id="stride3-padding1-more-channels-than-kernel-columns"),
 ]
 
 
