@@ -3,6 +3,7 @@
 The expensive part (building every release and executing every solution notebook) runs once
 per session, in the ``fresh_build`` fixture; the tests below share it.
 """
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from nbclient.exceptions import DeadKernelError
 from nbgrader.nbgraderformat import MetadataValidator
 
 from conftest import ASSIGNMENT_DATA, given_lines, leaks, significant_lines
+from grading_support import wrong_catalogue
 from course_lib import tasks
 from course_lib.checks import RUN_ALL_NOTE
 from course_tools import build as course_build
@@ -55,6 +57,39 @@ def test_source_notebook_metadata_is_valid_and_ids_match_the_tasks(assignment):
     assert all(_nbgrader(c).get("points", 1) > 0 for c in nb.cells if _nbgrader(c).get("grade"))
     assert nb.metadata.kernelspec.name == "python3"
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "source has outputs"
+
+
+_HOURS = {"an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_FRACTIONS = {"": 0, " and a quarter": 0.25, " and a half": 0.5, " and three-quarter": 0.75}
+_EXPECTED_TIME = re.compile(r"\*\*Expected time\.\*\*[^(]*?\babout (an|one|two|three|four|five)"
+                            r"((?: and a quarter| and a half| and three-quarter)?) hours?"
+                            r"((?: and a quarter| and a half)?)[^(]*\((\d+) points;", re.IGNORECASE)
+
+
+def _stated_points(nb):
+    """task -> N for every "(`task`, N points)" in the notebook's markdown."""
+    stated = {}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for task, n in re.findall(r"\(`(\w+)`, (\d+) points?\b", cell.source):
+                stated[task] = int(n)
+    return stated
+
+
+@pytest.mark.parametrize("assignment", BUILT)
+def test_points_follow_the_expected_time_and_the_prose_states_them_right(assignment):
+    """Points follow effort: the introduction states the expected time and the total, the total is
+    the metadata's, every "(`task`, N points)" matches its cell, and the rate is about 12 an hour."""
+    nb = _source(assignment)
+    points = {_nbgrader(c)["grade_id"]: _nbgrader(c)["points"] for c in nb.cells if _nbgrader(c).get("grade")}
+    intro = next(c.source for c in nb.cells if c.cell_type == "markdown")
+    found = _EXPECTED_TIME.search(intro)
+    assert found, f"{assignment}: the introduction states no 'Expected time ... about N hours (T points; ...'"
+    hours = _HOURS[found.group(1).lower()] + _FRACTIONS[found.group(2).lower() or found.group(3).lower()]
+    assert int(found.group(4)) == sum(points.values()), (assignment, found.group(0), sum(points.values()))
+    assert 10 <= sum(points.values()) / hours <= 14, f"{assignment}: {sum(points.values())} points for {hours} h"
+    wrong = {t: (n, points.get(t)) for t, n in _stated_points(nb).items() if points.get(t) != n}
+    assert not wrong, f"{assignment}: the prose states other points than the metadata: {wrong}"
 
 
 @pytest.mark.parametrize("assignment", BUILT)
@@ -235,24 +270,24 @@ def test_a_visible_check_fails_only_because_of_its_own_task(assignment, stubbed,
 # stub of it cannot be lent around; a WRONG scaler must still leave the experiment's check passing: it
 # replays the recorded scales through the student's own scaler and holds back the parts that need a
 # right one, as the hidden suite charges a scaler bug to loss_scaler alone.
-SCALER_MISTAKES = {
-    "never_grows": ("            self.scale_value *= self.growth_factor\n", ""),
-    "no_floor": ("self.scale_value = max(self.min_scale, self.scale_value * self.backoff_factor)",
-                 "self.scale_value = self.scale_value * self.backoff_factor"),
-}
+# Two scaler mistakes of 07's wrong-submission catalogue, read from it by name: the experiment's
+# check must replay through whatever scaler the student wrote.
+SCALER_MISTAKES = ("scaler-never-grows", "no-min-scale-floor")
 
 
-@pytest.mark.parametrize("mistake", sorted(SCALER_MISTAKES))
+@pytest.mark.parametrize("mistake", SCALER_MISTAKES)
 def test_the_precision_experiments_check_survives_a_wrong_scaler(mistake, tmp_path):
-    old, new = SCALER_MISTAKES[mistake]
+    case = next(c for c in wrong_catalogue("07_experiments") if c["name"] == mistake)
+    assert set(case["edits"]) == {"loss_scaler_code"}, f"{mistake} no longer edits only the scaler"
     nb = _source("07_experiments")
     nb.cells = [cell for cell in nb.cells if not is_demonstration(cell)
                 and _nbgrader(cell).get("grade_id") not in {"experiment_implementations_code", "experiment_pooling_code",
                                                             "experiment_implementations", "experiment_pooling",
                                                             "implementations_report", "pooling_report"}]
     scaler = next(c for c in nb.cells if _nbgrader(c).get("grade_id") == "loss_scaler_code")
-    assert scaler.source.count(old) == 1, f"the solution's scaler changed: {old!r} is no longer in it once"
-    scaler.source = scaler.source.replace(old, new)
+    for old, new in case["edits"]["loss_scaler_code"]:
+        assert scaler.source.count(old) == 1, f"the solution's scaler changed: {old!r} is no longer in it once"
+        scaler.source = scaler.source.replace(old, new)
     outcome = _visible_checks("07_experiments", nb, tmp_path, NBGRADER_EXECUTION="autograde")
     assert outcome["loss_scaler"], f"the scaler that {mistake} passes its own check"
     errors = outcome["experiment_precision"]
