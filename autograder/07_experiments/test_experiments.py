@@ -22,7 +22,6 @@ import functools
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from numpy.lib.stride_tricks import sliding_window_view
 from threadpoolctl import threadpool_limits
 
@@ -31,7 +30,7 @@ from course_lib.data import DataLoader, load_digits
 from course_lib.precision import LossScaler, cast_model, parameter_count
 from course_lib.train import accuracy, small_cnn
 from course_tools.grading.api import (StudentError, as_float, as_int, as_list, as_mapping, as_numbers,
-                                      expect_close, task)
+                                      expect_close, hwio, oihw, task, torch_conv_nchw)
 
 torch.set_num_threads(1)
 
@@ -287,16 +286,6 @@ NAIVE_CONFIGS = [
 ]
 
 
-def _torch_conv(x, w_hwio, b, padding, g):
-    xt = torch.tensor(x, requires_grad=True)
-    wt = torch.tensor(np.ascontiguousarray(w_hwio.transpose(3, 2, 0, 1)), requires_grad=True)
-    bt = torch.tensor(b, requires_grad=True)
-    out = F.conv2d(xt, wt, bt, padding=padding)
-    out.backward(torch.tensor(g))
-    return (out.detach().numpy(), xt.grad.numpy(),
-            np.ascontiguousarray(wt.grad.numpy().transpose(2, 3, 1, 0)), bt.grad.numpy())
-
-
 @pytest.mark.parametrize("cfg", NAIVE_CONFIGS)
 @task("experiment_implementations", weight=1)
 def test_naive_conv_forward_and_backward(student, rng, cfg):
@@ -306,7 +295,8 @@ def test_naive_conv_forward_and_backward(student, rng, cfg):
     kernel = rng.standard_normal((k, k, c_in, c_out))
     bias = rng.standard_normal(c_out)
     g = rng.standard_normal((n, c_out, h + 2 * p - k + 1, w + 2 * p - k + 1))
-    out, dx, dw, db = _torch_conv(x, kernel, bias, p, g)
+    out, dx, dw_oihw, db = torch_conv_nchw(x, oihw(kernel), padding=p, g=g, bias=bias)
+    dw = hwio(dw_oihw)
     got = student.call("student:naive_conv", x, kernel, bias, as_tensors=True, out_grad=g, padding=p)
     label = f"naive_conv: x {x.shape}, W {kernel.shape} (K, K, C_in, C_out), padding {p}"
     expect_close(got["out"], out, f"{label}: output (N, C_out, H_out, W_out)", rtol=1e-9, atol=1e-9)
