@@ -356,6 +356,9 @@ def test_reverse_by_hand_order(student):
         raise AssertionError(f"graph_order: expected each of the six names {list(BY_HAND_NAMES)} exactly once, got "
                              f"{order}")
     position = {name: i for i, name in enumerate(order)}
+    if all(position[user] > position[name] for user, inputs in BY_HAND_INPUTS.items() for name in inputs):
+        raise AssertionError("graph_order: this is an order for the forward pass (each node after its inputs); "
+                             "the question asks for the order of the backward pass, which starts at 'f'")
     for user, inputs in BY_HAND_INPUTS.items():
         for name in inputs:
             if position[user] > position[name]:
@@ -373,6 +376,8 @@ def test_reverse_by_hand_adjoints(student):
     wrong = [name for name in reversed(BY_HAND_NAMES) if not np.isclose(got[name], expected[name], rtol=1e-9,
                                                                         atol=1e-9)]
     if wrong:
-        raise AssertionError(f"graph_adjoints: the adjoints of {', '.join(repr(n) for n in wrong)} are not right. "
+        which = (f"the adjoint of {wrong[0]!r} is" if len(wrong) == 1
+                 else f"the adjoints of {', '.join(repr(n) for n in wrong)} are")
+        raise AssertionError(f"graph_adjoints: {which} not right. "
                              f"Start from the first wrong one in the backward order: which nodes use it, and does "
                              f"every one of its uses send back its own partial adjoint?")
