@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_tools.grading.api import (StudentError, as_array, as_list, as_mapping, describe, expect_close,
+from course_tools.grading.api import (StudentError, as_array, as_float, as_list, as_mapping, describe, expect_close,
                                       task, topo_sort_substitutes)
 
 
@@ -311,3 +311,73 @@ def test_softmax_loss_is_a_graph_of_ops(student, rng, n, k):
         raise
     if out_failure is not None:
         raise out_failure
+
+
+# ---------------------------------------------------------------------------------------------
+# Reverse mode by hand: a = 2, b = 3, c = a*a, d = a*b, e = c + d, f = e*d. The answers are
+# notebook variables: graph_order, the names in the order the backward pass handles them ("f"
+# first), and graph_adjoints, {name: df/d(name)}. Any order the graph's arrows allow is right; the
+# adjoints come from PyTorch's autograd, not from constants here. The messages do not say the
+# right values.
+BY_HAND_INPUTS = {"c": ("a", "a"), "d": ("a", "b"), "e": ("c", "d"), "f": ("e", "d")}
+BY_HAND_NAMES = ("a", "b", "c", "d", "e", "f")
+
+
+def _by_hand_adjoints():
+    a = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    c = a * a
+    d = a * b
+    e = c + d
+    f = e * d
+    nodes = dict(zip(BY_HAND_NAMES, (a, b, c, d, e, f)))
+    for node in (c, d, e, f):
+        node.retain_grad()
+    f.backward()
+    return {name: float(node.grad) for name, node in nodes.items()}
+
+
+def _by_hand_value(student, name):
+    try:
+        return student.variable(name)
+    except StudentError as err:
+        raise AssertionError(f"{name}: {err}") from None
+
+
+@task("reverse_by_hand")
+def test_reverse_by_hand_order(student):
+    """reverse mode by hand on a = 2, b = 3, c = a*a, d = a*b, e = c + d, f = e*d: the order of the backward pass"""
+    order = as_list(_by_hand_value(student, "graph_order"), "graph_order")
+    for i, name in enumerate(order):
+        if type(name) is not str:
+            raise AssertionError(f"graph_order[{i}]: expected a node's name (a string such as 'a'), "
+                                 f"got {describe(name)}")
+    if sorted(order) != sorted(BY_HAND_NAMES):
+        raise AssertionError(f"graph_order: expected each of the six names {list(BY_HAND_NAMES)} exactly once, got "
+                             f"{order}")
+    position = {name: i for i, name in enumerate(order)}
+    if all(position[user] > position[name] for user, inputs in BY_HAND_INPUTS.items() for name in inputs):
+        raise AssertionError("graph_order: this is an order for the forward pass (each node after its inputs); "
+                             "the question asks for the order of the backward pass, which starts at 'f'")
+    for user, inputs in BY_HAND_INPUTS.items():
+        for name in inputs:
+            if position[user] > position[name]:
+                raise AssertionError(f"graph_order: {name!r} is handled before {user!r}, which uses it, so {name!r} "
+                                     f"passes its adjoint on before {user!r} has sent back its part: a node comes "
+                                     f"after every node that uses it")
+
+
+@task("reverse_by_hand", weight=2)
+def test_reverse_by_hand_adjoints(student):
+    """reverse mode by hand on a = 2, b = 3, c = a*a, d = a*b, e = c + d, f = e*d: the six adjoints df/d(name)"""
+    answer = as_mapping(_by_hand_value(student, "graph_adjoints"), "graph_adjoints", BY_HAND_NAMES, exact=True)
+    got = {name: as_float(answer[name], f"graph_adjoints[{name!r}]") for name in BY_HAND_NAMES}
+    expected = _by_hand_adjoints()
+    wrong = [name for name in reversed(BY_HAND_NAMES) if not np.isclose(got[name], expected[name], rtol=1e-9,
+                                                                        atol=1e-9)]
+    if wrong:
+        which = (f"the adjoint of {wrong[0]!r} is" if len(wrong) == 1
+                 else f"the adjoints of {', '.join(repr(n) for n in wrong)} are")
+        raise AssertionError(f"graph_adjoints: {which} not right. "
+                             f"Start from the first wrong one in the backward order: which nodes use it, and does "
+                             f"every one of its uses send back its own partial adjoint?")

@@ -38,7 +38,7 @@ LIBRARY_TASKS: dict[str, list[str]] = {
 
 NOTEBOOK_TASKS: dict[str, list[str]] = {
     "01_forward_ops": [],
-    "02_backward_ops": ["broadcast_adjoint", "summation_adjoint", "matmul_adjoint"],
+    "02_backward_ops": ["broadcast_adjoint", "summation_adjoint", "matmul_adjoint", "reverse_by_hand"],
     "03_ndarray": ["adjoint_check"],
     "04_conv_backward": ["conv_derivation", "conv_worked_example", "conv_find_bugs", "conv_fixed_backward"],
     "05_pooling_backward": ["pooling_worked_example", "pooling_ties_answer"],
