@@ -1,6 +1,6 @@
 """Hidden checks of 07_experiments: the cost model (against the shapes of PyTorch's conv2d and unfold),
-the naive conv op on unseen shapes (against PyTorch), the power argument's seeds (against
-torch.special.ndtri), the properties of the three experiments' results, and LossScaler.
+the bytes of the im2col forward's arrays (against PyTorch's tensors), the naive conv op on unseen
+shapes (against PyTorch), the power argument's seeds (against torch.special.ndtri), the properties of the three experiments' results, and LossScaler.
 
 The worker runs the notebook with NBGRADER_EXECUTION set, so the experiments are at their
 reduced size; the sizes (IMPL_UPDATES, POOL_SEEDS, PREC_SEEDS, STRESS_UPDATES) are read from the
@@ -390,6 +390,40 @@ def test_cost_model_roofline(student):
                 assert np.isclose(got[name], roof, rtol=1e-9, atol=0), (
                     f"{_cost_label(cfg)} with peak_flops={peak:g}, bandwidth={bandwidth:g}: seconds[{name!r}] is "
                     f"{got[name]:.6g}, the roofline max(flops / peak_flops, bytes / bandwidth) gives {roof:.6g}")
+
+
+# --------------------------------------------------------------------------------------- im2col_memory
+MEMORY_NODES = ("input", "padded_input", "columns", "matmul_output", "output")
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_memory(cfg):
+    """numel * element_size of the im2col forward's arrays, built with PyTorch: the input, F.pad's
+    padded input, F.unfold's columns, their product with the kernel, and that product reshaped."""
+    n, c, h, w, c_out, k, s, p, dtype = cfg
+    x, weight = torch.zeros(n, c, h, w), torch.zeros(c_out, c, k, k)
+    padded = F.pad(x, (p, p, p, p))
+    columns = F.unfold(x, k, padding=p, stride=s).transpose(1, 2)       # (N, H_out W_out, C_in K K)
+    product = columns.reshape(-1, c * k * k) @ weight.reshape(c_out, -1).T
+    out_hw = F.conv2d(x, weight, stride=s, padding=p).shape[2:]
+    output = product.reshape(n, *out_hw, c_out)
+    item = torch.empty(0, dtype=dtype).element_size()
+    return {name: t.numel() * item for name, t in zip(MEMORY_NODES, (x, padded, columns, product, output))}
+
+
+@task("im2col_memory", weight=1)
+def test_im2col_memory_bytes(student):
+    """the bytes of each array of the im2col forward, against numel * itemsize of PyTorch's (strides, padding, H != W)"""
+    for cfg in COST_CONFIGS:
+        n, c, h, w, c_out, k, s, p, dtype = cfg
+        what = _cost_label(cfg).replace("conv_costs", "im2col_memory")
+        got = as_mapping(student.call("student:im2col_memory", N=n, C_in=c, H=h, W=w, C_out=c_out, K=k, stride=s,
+                                      padding=p, itemsize=torch.empty(0, dtype=dtype).element_size()),
+                         what, MEMORY_NODES)
+        expected = _torch_memory(cfg)
+        for name in MEMORY_NODES:
+            value = _whole(got[name], f"{what}[{name!r}]")
+            assert value == expected[name], f"{what}: {name} is {value:,} bytes, expected {expected[name]:,}"
 
 
 # ------------------------------------------------------------------------------------- seeds_for_power
