@@ -1,5 +1,6 @@
-"""Hidden checks of 07_experiments: the naive conv op on unseen shapes (against PyTorch), the
-properties of the three experiments' results, and LossScaler.
+"""Hidden checks of 07_experiments: the cost model (against the shapes of PyTorch's conv2d and unfold),
+the bytes of the im2col forward's arrays (against PyTorch's tensors), the naive conv op on unseen
+shapes (against PyTorch), the power argument's seeds (against torch.special.ndtri), the properties of the three experiments' results, and LossScaler.
 
 The worker runs the notebook with NBGRADER_EXECUTION set, so the experiments are at their
 reduced size; the sizes (IMPL_UPDATES, POOL_SEEDS, PREC_SEEDS, STRESS_UPDATES) are read from the
@@ -22,6 +23,7 @@ import functools
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from numpy.lib.stride_tricks import sliding_window_view
 from threadpoolctl import threadpool_limits
 
@@ -273,6 +275,203 @@ def _reference_first_loss(batch, seed, name):
     x, y = next(iter(DataLoader(x_train.astype(dtype), y_train, batch_size=batch, shuffle=True, seed=seed)))
     logits = model(x)
     return float(nn.SoftmaxLoss()(ops.cast(logits, "float32") if name == "mixed float16" else logits, y).numpy())
+
+
+# ------------------------------------------------------------------------------------------ cost_model
+# (N, C_in, H, W, C_out, K, stride, padding, dtype): small_cnn's two layers, then shapes where every
+# plausible slip differs: H != W, strides 2 and 3 whose windows do not tile the padded input exactly
+# (the floor matters), an even kernel, a batch of 1 and other dtypes than float32.
+COST_CONFIGS = [
+    (32, 1, 8, 8, 8, 3, 1, 1, torch.float32),
+    (32, 8, 4, 4, 16, 3, 1, 1, torch.float32),
+    (2, 3, 9, 7, 5, 3, 2, 0, torch.float64),
+    (3, 4, 11, 6, 2, 5, 3, 2, torch.float16),
+    (1, 2, 7, 10, 3, 2, 2, 1, torch.float32),
+]
+COST_IMPLEMENTATIONS = ("naive", "im2col", "fused")
+
+
+def _cost_label(cfg):
+    n, c, h, w, c_out, k, s, p, dtype = cfg
+    return f"conv_costs(N={n}, C_in={c}, H={h}, W={w}, C_out={c_out}, K={k}, stride={s}, padding={p}, " \
+           f"itemsize={torch.empty(0, dtype=dtype).element_size()})"
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_costs(cfg):
+    """The model's numbers from the shapes PyTorch gives: conv2d's output, unfold's column matrix,
+    and numel * element_size of each array."""
+    n, c, h, w, c_out, k, s, p, dtype = cfg
+    x, weight = torch.zeros(n, c, h, w), torch.zeros(c_out, c, k, k)
+    out = F.conv2d(x, weight, stride=s, padding=p)
+    columns = F.unfold(x, k, padding=p, stride=s)                   # (N, C_in K K, H_out W_out)
+    assert columns.shape[2] == out.shape[2] * out.shape[3], "grader: unfold and conv2d disagree"
+    item = torch.empty(0, dtype=dtype).element_size()
+    arrays = (x.numel() + weight.numel() + out.numel()) * item
+    column_bytes = columns.numel() * item
+    return {"out_hw": tuple(out.shape[2:]), "flops": 2 * out.numel() * c * k * k, "column_bytes": column_bytes,
+            "bytes": {"naive": arrays, "im2col": arrays + 2 * column_bytes, "fused": arrays}}
+
+
+def _whole(value, what) -> int:
+    """A count: an int, or a float with an integral value."""
+    number = as_float(value, what)
+    if not (np.isfinite(number) and number == int(number)):
+        raise StudentError(f"{what}: expected a whole number (an int), got {number!r}")
+    return int(number)
+
+
+def _student_costs(student, cfg, field, peak_flops=1e9, bandwidth=1e9):
+    """One field of the submission's conv_costs for ``cfg``, read and checked; a malformed other field
+    costs that field's check, not this one."""
+    n, c, h, w, c_out, k, s, p, dtype = cfg
+    what = _cost_label(cfg)
+    got = as_mapping(student.call("student:conv_costs", N=n, C_in=c, H=h, W=w, C_out=c_out, K=k, stride=s, padding=p,
+                                  itemsize=torch.empty(0, dtype=dtype).element_size(), peak_flops=peak_flops,
+                                  bandwidth=bandwidth), what, (field,))
+    where = f"{what}[{field!r}]"
+    if field == "out_hw":
+        return tuple(_whole(v, f"{where}[{i}]") for i, v in enumerate(as_list(got[field], f"{where} (H_out, W_out)", 2)))
+    if field in ("flops", "column_bytes"):
+        return _whole(got[field], where)
+    per_implementation = as_mapping(got[field], where, COST_IMPLEMENTATIONS)
+    read = _whole if field == "bytes" else as_float
+    return {name: read(per_implementation[name], f"{where}[{name!r}]") for name in COST_IMPLEMENTATIONS}
+
+
+@task("cost_model", weight=1)
+def test_cost_model_output_size(student):
+    """out_hw is the output's spatial size that PyTorch's conv2d gives (strides, padding, H != W)"""
+    for cfg in COST_CONFIGS:
+        got, expected = _student_costs(student, cfg, "out_hw"), _torch_costs(cfg)["out_hw"]
+        assert got == expected, (f"{_cost_label(cfg)}: out_hw is {got}, but the convolution's output is {expected} "
+                                 f"(H_out, W_out): how many window positions fit into the padded input, moving by "
+                                 f"the stride?")
+
+
+@task("cost_model", weight=1)
+def test_cost_model_flops(student):
+    """flops: 2 FLOPs per multiply-add, a dot product of length C_in K^2 per output element"""
+    for cfg in COST_CONFIGS:
+        got, expected = _student_costs(student, cfg, "flops"), _torch_costs(cfg)["flops"]
+        hint = "; that is half the expected count: a multiply-add is 2 FLOPs" if 2 * got == expected else ""
+        assert got == expected, f"{_cost_label(cfg)}: flops is {got:,}, expected {expected:,}{hint}"
+
+
+@task("cost_model", weight=1)
+def test_cost_model_column_bytes(student):
+    """column_bytes: numel * itemsize of the column matrix (PyTorch's unfold), for the whole batch"""
+    for cfg in COST_CONFIGS:
+        got, expected = _student_costs(student, cfg, "column_bytes"), _torch_costs(cfg)["column_bytes"]
+        hint = "; that is one image's: the column matrix has a row per output position of every image" \
+            if got * cfg[0] == expected and cfg[0] > 1 else ""
+        assert got == expected, f"{_cost_label(cfg)}: column_bytes is {got:,}, expected {expected:,}{hint}"
+
+
+@task("cost_model", weight=1)
+def test_cost_model_bytes_moved(student):
+    """bytes: input, weights and output once each; im2col also writes and reads its column matrix"""
+    for cfg in COST_CONFIGS:
+        got, expected = _student_costs(student, cfg, "bytes"), _torch_costs(cfg)["bytes"]
+        for name in COST_IMPLEMENTATIONS:
+            assert got[name] == expected[name], (
+                f"{_cost_label(cfg)}: bytes[{name!r}] is {got[name]:,}, expected {expected[name]:,} (input, weights "
+                f"and output read or written once{', plus the column matrix written and read' if name == 'im2col' else ''})")
+
+
+@task("cost_model", weight=1)
+def test_cost_model_roofline(student):
+    """seconds = max(flops / peak_flops, bytes / bandwidth): compute-bound and memory-bound machines"""
+    for peak, bandwidth in ((1e12, 1e6), (1e3, 1e12), (5e10, 2e10)):
+        for cfg in COST_CONFIGS[2:4]:
+            got, expected = _student_costs(student, cfg, "seconds", peak, bandwidth), _torch_costs(cfg)
+            for name in COST_IMPLEMENTATIONS:
+                roof = max(expected["flops"] / peak, expected["bytes"][name] / bandwidth)
+                assert np.isclose(got[name], roof, rtol=1e-9, atol=0), (
+                    f"{_cost_label(cfg)} with peak_flops={peak:g}, bandwidth={bandwidth:g}: seconds[{name!r}] is "
+                    f"{got[name]:.6g}, the roofline max(flops / peak_flops, bytes / bandwidth) gives {roof:.6g}")
+
+
+# --------------------------------------------------------------------------------------- im2col_memory
+MEMORY_NODES = ("input", "padded_input", "columns", "matmul_output", "output")
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_memory(cfg):
+    """numel * element_size of the im2col forward's arrays, built with PyTorch: the input, F.pad's
+    padded input, F.unfold's columns, their product with the kernel, and that product reshaped."""
+    n, c, h, w, c_out, k, s, p, dtype = cfg
+    x, weight = torch.zeros(n, c, h, w), torch.zeros(c_out, c, k, k)
+    padded = F.pad(x, (p, p, p, p))
+    columns = F.unfold(x, k, padding=p, stride=s).transpose(1, 2)       # (N, H_out W_out, C_in K K)
+    product = columns.reshape(-1, c * k * k) @ weight.reshape(c_out, -1).T
+    out_hw = F.conv2d(x, weight, stride=s, padding=p).shape[2:]
+    output = product.reshape(n, *out_hw, c_out)
+    item = torch.empty(0, dtype=dtype).element_size()
+    return {name: t.numel() * item for name, t in zip(MEMORY_NODES, (x, padded, columns, product, output))}
+
+
+@task("im2col_memory", weight=1)
+def test_im2col_memory_bytes(student):
+    """the bytes of each array of the im2col forward, against numel * itemsize of PyTorch's (strides, padding, H != W)"""
+    for cfg in COST_CONFIGS:
+        n, c, h, w, c_out, k, s, p, dtype = cfg
+        what = _cost_label(cfg).replace("conv_costs", "im2col_memory")
+        got = as_mapping(student.call("student:im2col_memory", N=n, C_in=c, H=h, W=w, C_out=c_out, K=k, stride=s,
+                                      padding=p, itemsize=torch.empty(0, dtype=dtype).element_size()),
+                         what, MEMORY_NODES)
+        expected = _torch_memory(cfg)
+        for name in MEMORY_NODES:
+            value = _whole(got[name], f"{what}[{name!r}]")
+            assert value == expected[name], f"{what}: {name} is {value:,} bytes, expected {expected[name]:,}"
+
+
+# ------------------------------------------------------------------------------------- seeds_for_power
+# (sigma_d, delta, alpha, power): ordinary cases, then a tiny delta (millions of seeds) and a huge one (the
+# minimum, 2). At each the exact n is far from a whole number, so rounding up is tested, not float noise.
+POWER_CASES = [(1.6, 2.0, 0.05, 0.8), (1.6, 1.0, 0.05, 0.8), (3.3, 0.5, 0.01, 0.9), (0.7, 0.6, 0.1, 0.95),
+               (2.0, 1.0, 0.05, 0.5), (2.5, 1.5, 0.2, 0.7)]
+POWER_EDGES = [(1.0, 1e-3, 0.05, 0.8), (1.0, 50.0, 0.05, 0.8), (0.3, 2.0, 0.05, 0.8), (0.0, 1.0, 0.05, 0.8)]
+
+
+def _z(q):
+    return float(torch.special.ndtri(torch.tensor(q, dtype=torch.float64)))
+
+
+def _seeds_alternatives(sigma_d, delta, alpha, power):
+    """The right number of seeds, the unrounded n, and what the plausible slips give."""
+    n = ((_z(1 - alpha / 2) + _z(power)) * sigma_d / delta) ** 2
+    wrong = {"z of 1 - alpha instead of 1 - alpha/2 (a one-sided test)":
+             max(2, int(np.ceil(((_z(1 - alpha) + _z(power)) * sigma_d / delta) ** 2))),
+             "n rounded down instead of up": max(2, int(np.floor(n))),
+             "n rounded to the nearest whole number instead of up": max(2, int(np.round(n))),
+             "without the square": max(2, int(np.ceil((_z(1 - alpha / 2) + _z(power)) * sigma_d / delta))),
+             "a minimum of 1 seed instead of 2": max(1, int(np.ceil(n)))}
+    return max(2, int(np.ceil(n))), n, wrong
+
+
+def _expect_seeds(student, case):
+    right, n, wrong = _seeds_alternatives(*case)
+    assert n < 2 or abs(n - round(n)) > 1e-6, f"grader: n = {n} is too close to a whole number for {case}"
+    sigma_d, delta, alpha, power = case
+    what = f"seeds_for_power({sigma_d}, {delta}, alpha={alpha}, power={power})"
+    got = as_int(student.call("student:seeds_for_power", sigma_d, delta, alpha=alpha, power=power), what)
+    named = [why for why, value in wrong.items() if value == got and value != right]
+    assert got == right, f"{what} is {got}, expected {right}" + (f"; {got} is what {named[0]} gives" if named else "")
+
+
+@task("seeds_for_power", weight=2)
+def test_seeds_for_power_values(student):
+    """seeds_for_power against the normal quantiles (torch.special.ndtri) on unseen sigma_d, delta, alpha, power"""
+    for case in POWER_CASES:
+        _expect_seeds(student, case)
+
+
+@task("seeds_for_power", weight=1)
+def test_seeds_for_power_edges(student):
+    """a tiny difference needs millions of seeds, a huge one (or no spread at all) the minimum of 2"""
+    for case in POWER_EDGES:
+        _expect_seeds(student, case)
 
 
 # ------------------------------------------------------------------------- experiment_implementations

@@ -43,8 +43,9 @@ NOTEBOOK_TASKS: dict[str, list[str]] = {
     "04_conv_backward": ["conv_derivation", "conv_worked_example", "conv_find_bugs", "conv_fixed_backward"],
     "05_pooling_backward": ["pooling_worked_example", "pooling_ties_answer"],
     "06_gradient_checking": ["taylor_argument", "best_step_size", "planted_bug_checks"],
-    "07_experiments": ["experiment_implementations", "implementations_conclusion", "experiment_pooling",
-                       "pooling_conclusion", "experiment_precision", "precision_conclusion"],
+    "07_experiments": ["cost_model", "im2col_memory", "experiment_implementations", "implementations_conclusion",
+                       "experiment_pooling", "seeds_for_power", "pooling_conclusion", "experiment_precision",
+                       "precision_conclusion"],
 }
 
 
