@@ -367,10 +367,7 @@ def tuple_get_item(value: TensorTuple, index: int) -> Tensor:
 
 # ---------------------------------------------------------------------- reverse mode
 def find_topo_sort(node_list: Iterable[Value]) -> list[Value]:
-    """Every node the given nodes depend on, each after all of its inputs (post-order DFS).
-
-    Iterative, so graphs deeper than Python's recursion limit (long training loops) work.
-    """
+    """Every node the given nodes depend on, each once, each after all of its inputs."""
     order: list[Value] = []
     visited: set[int] = set()
     for root in node_list:
