@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_tools.grading.api import StudentError, as_float, as_int, as_list, expect_close, task
+from course_tools.grading.api import as_float, as_int, as_list, expect_close, notebook_value, task
 
 
 def torch_grads(fn, arrays, out_grad):
@@ -382,17 +382,10 @@ def test_matmul_gradient_keeps_float32(student, rng):
 BROADCAST_HINT = "count the copies each element of x has in y, and the axes of y along which they lie"
 
 
-def _notebook_value(student, name):
-    try:
-        return student.variable(name)
-    except StudentError as err:
-        raise AssertionError(f"{name}: {err}") from None
-
-
 @task("broadcast_adjoint")
 def test_broadcast_adjoint_summed_axes(student):
     """the derivation first: the axes of y-bar summed when (2, 1, 4) is broadcast to (5, 2, 3, 4)"""
-    value = _notebook_value(student, "broadcast_summed_axes")
+    value = notebook_value(student, "broadcast_summed_axes")
     axes = [as_int(a, "broadcast_summed_axes[...]") for a in as_list(value, "broadcast_summed_axes")]
     if axes != [0, 2]:
         raise AssertionError(f"broadcast_summed_axes: not the axes of y that hold the copies; {BROADCAST_HINT}")
@@ -401,14 +394,14 @@ def test_broadcast_adjoint_summed_axes(student):
 @task("broadcast_adjoint")
 def test_broadcast_adjoint_entry(student):
     """the derivation first: each entry of x-bar for that broadcast and a y-bar of ones"""
-    entry = as_float(_notebook_value(student, "broadcast_adjoint_entry"), "broadcast_adjoint_entry")
+    entry = as_float(notebook_value(student, "broadcast_adjoint_entry"), "broadcast_adjoint_entry")
     if not np.isclose(entry, 15.0, rtol=1e-9, atol=1e-9):
         raise AssertionError(f"broadcast_adjoint_entry: not the right count; {BROADCAST_HINT}")
 
 
 def _ints_answer(student, name):
     """A notebook answer that is a tuple or list of ints (a shape, or axis numbers)."""
-    value = _notebook_value(student, name)
+    value = notebook_value(student, name)
     return tuple(as_int(n, f"{name}[...]") for n in as_list(value, name))
 
 
@@ -447,7 +440,7 @@ def test_summation_adjoint_reshaped_shape(student):
 def test_summation_adjoint_entries(student):
     """the derivation first: two entries of x-bar for that summation and y-bar"""
     entries = [as_float(v, "summation_adjoint_entries[...]")
-               for v in as_list(_notebook_value(student, "summation_adjoint_entries"),
+               for v in as_list(notebook_value(student, "summation_adjoint_entries"),
                                        "summation_adjoint_entries", n=len(SUMMATION_ENTRIES))]
     x_bar = _summation_x_bar()
     for got, index in zip(entries, SUMMATION_ENTRIES):

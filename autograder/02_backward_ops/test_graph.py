@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from course_tools.grading.api import (StudentError, as_array, as_float, as_list, as_mapping, describe, expect_close,
-                                      task, topo_sort_substitutes)
+                                      notebook_value, task, topo_sort_substitutes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -337,17 +337,10 @@ def _by_hand_adjoints():
     return {name: float(node.grad) for name, node in nodes.items()}
 
 
-def _by_hand_value(student, name):
-    try:
-        return student.variable(name)
-    except StudentError as err:
-        raise AssertionError(f"{name}: {err}") from None
-
-
 @task("reverse_by_hand")
 def test_reverse_by_hand_order(student):
     """reverse mode by hand on a = 2, b = 3, c = a*a, d = a*b, e = c + d, f = e*d: the order of the backward pass"""
-    order = as_list(_by_hand_value(student, "graph_order"), "graph_order")
+    order = as_list(notebook_value(student, "graph_order"), "graph_order")
     for i, name in enumerate(order):
         if type(name) is not str:
             raise AssertionError(f"graph_order[{i}]: expected a node's name (a string such as 'a'), "
@@ -370,7 +363,7 @@ def test_reverse_by_hand_order(student):
 @task("reverse_by_hand", weight=2)
 def test_reverse_by_hand_adjoints(student):
     """reverse mode by hand on a = 2, b = 3, c = a*a, d = a*b, e = c + d, f = e*d: the six adjoints df/d(name)"""
-    answer = as_mapping(_by_hand_value(student, "graph_adjoints"), "graph_adjoints", BY_HAND_NAMES, exact=True)
+    answer = as_mapping(notebook_value(student, "graph_adjoints"), "graph_adjoints", BY_HAND_NAMES, exact=True)
     got = {name: as_float(answer[name], f"graph_adjoints[{name!r}]") for name in BY_HAND_NAMES}
     expected = _by_hand_adjoints()
     wrong = [name for name in reversed(BY_HAND_NAMES) if not np.isclose(got[name], expected[name], rtol=1e-9,

@@ -5,6 +5,7 @@ tests/test_repository.py holds autograder/ to this module.
 
 Hidden checks (suite.py, expect.py, session.py)
     task, expect_close, expect_worked, worked_answer      a test's task, and its comparisons
+    notebook_value                                      a variable the notebook left, unread
     as_array, as_float, as_int, as_list, as_mapping, as_numbers, describe
                                                          a student's value read as what it should be
     StudentError, current_session                         a failure in the student's code; the session
@@ -27,7 +28,7 @@ from .probe_calls import (Probe, call_of, forward_call, forward_of, function_cal
 from .reference import (calls_back_substitutes, compute_substitutes, gradient_substitutes, ndarray_method,
                         op_gradient, reduce_to_shape_substitutes, slice_view, topo_sort_substitutes)
 from .session import StudentError, current_session
-from .suite import expect_close, expect_worked, task, worked_answer
+from .suite import expect_close, expect_worked, notebook_value, task, worked_answer
 from .torch_reference import hwio, nchw, nhwc, oihw, torch_conv_nchw, torch_conv_nhwc
 from .views import view_of
 from .worker.protocol import StridedView
@@ -42,7 +43,7 @@ __all__ = [
     "calls_back_substitutes", "compute_substitutes", "gradient_substitutes", "ndarray_method", "op_gradient",
     "reduce_to_shape_substitutes", "slice_view", "topo_sort_substitutes",
     "StudentError", "current_session",
-    "expect_close", "expect_worked", "task", "worked_answer",
+    "expect_close", "expect_worked", "notebook_value", "task", "worked_answer",
     "hwio", "nchw", "nhwc", "oihw", "torch_conv_nchw", "torch_conv_nhwc",
     "view_of", "StridedView", "EXPRESSIONS", "FUNCTIONS",
 ]

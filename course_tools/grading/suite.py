@@ -88,14 +88,19 @@ def expect_close(got, expected, what: str, rtol: float = 1e-6, atol: float = 1e-
         CURRENT[-1].comparison_passed(got, expected, rtol, atol)
 
 
+def notebook_value(student, name: str):
+    """The value the notebook left in the variable ``name``, unread (pass it through a reader of
+    expect.py); a missing variable fails the check, naming it."""
+    try:
+        return student.variable(name)
+    except StudentError as err:
+        raise AssertionError(f"{name}: {err}") from None
+
+
 def worked_answer(student, name: str, shape: tuple) -> np.ndarray:
     """A numeric answer the notebook stored in ``name`` (a list or array of numbers), as a float64
     array of ``shape``; the check fails if it is missing, not numbers or misshapen."""
-    try:
-        value = student.variable(name)
-    except StudentError as err:
-        raise AssertionError(f"{name}: {err}") from None
-    array = as_numbers(value, name)
+    array = as_numbers(notebook_value(student, name), name)
     if array.shape != tuple(shape):
         raise AssertionError(f"{name} should have shape {tuple(shape)}, got {array.shape}")
     return array
