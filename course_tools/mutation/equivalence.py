@@ -66,6 +66,7 @@ class Version:
     """One version of a task's cell: its namespace, and the installs its ``@implements`` asked for."""
     namespace: dict
     installs: list = field(default_factory=list)
+    memo: dict = field(default_factory=dict)  # key of a fixed case -> observation (the reference's, reused)
 
     @contextlib.contextmanager
     def active(self):
@@ -118,6 +119,7 @@ def version(base: dict, cell_source: str, where: str) -> Version:
     installs: list = []
     namespace = dict(base)
     namespace["implements"] = _recording_implements(installs)
+    namespace["__cell_source__"] = cell_source  # for batteries of cells that are scripts (they run it again)
     _run_cell(cell_source, namespace, where)
     return Version(namespace, installs)
 
@@ -136,10 +138,16 @@ def _timed(run, ns, case):
         signal.signal(signal.SIGALRM, previous)
 
 
-def compare(battery, reference: Version, mutant: Version, case) -> None:
-    """Refuted when the two versions differ on ``case``."""
-    with reference.active() as ns:
-        expected = _timed(battery.run, ns, case)
+def compare(battery, reference: Version, mutant: Version, case, key=None) -> None:
+    """Refuted when the two versions differ on ``case``. A ``key`` names a fixed case, whose
+    reference observation is kept and reused: the same reference serves every entry of a task."""
+    if key is not None and key in reference.memo:
+        expected = reference.memo[key]
+    else:
+        with reference.active() as ns:
+            expected = _timed(battery.run, ns, case)
+        if key is not None:
+            reference.memo[key] = expected
     with mutant.active() as ns:
         got = _timed(battery.run, ns, case)
     why = differs(expected, got, "result")
@@ -147,20 +155,21 @@ def compare(battery, reference: Version, mutant: Version, case) -> None:
         raise Refuted(case, why)
 
 
-def check_mutant(mutant: Mutant, battery, base: dict, examples: int) -> Verdict:
+def check_mutant(mutant: Mutant, battery, base: dict, examples: int, reference: Version | None = None) -> Verdict:
     """Run ``mutant`` against its reference on ``battery``'s fixed inputs, then ``examples`` generated ones."""
     from hypothesis import HealthCheck, Phase, given, settings
 
     cell = notebook_cells(mutant.assignment)[mutant.cell]
-    reference = version(base, cell, f"{mutant.assignment}:{mutant.cell}")
+    reference = reference or version(base, cell, f"{mutant.assignment}:{mutant.cell}")
     changed = version(base, _splice(cell, mutant.region, mutant.mutation.code), f"{mutant.id}")
+    fixed, generate = battery.select(mutant) if battery.select else (battery.fixed, True)
     tried = 0
     verdict = Verdict(mutant.id, mutant.task, "equivalent", mutant.summary)
     try:
-        for case in battery.fixed:
+        for i, case in enumerate(fixed):
             tried += 1
-            compare(battery, reference, changed, case)
-        if examples and battery.cases is not None:
+            compare(battery, reference, changed, case, key=(mutant.region, i))
+        if examples and generate and battery.cases is not None:
             @settings(database=None, derandomize=True, max_examples=examples, deadline=None,
                       suppress_health_check=list(HealthCheck), print_blob=False,
                       phases=[Phase.explicit, Phase.generate, Phase.shrink])
@@ -195,7 +204,8 @@ def check_entries(ids: list[str] | None = None, examples: int = 60, progress=Non
         assignment = course_tasks.assignment_of(task)
         current = {m.id: m for m in mutants_of(assignment, {task})}
         battery = battery_for(task)
-        base = base_namespace(assignment, battery.cells) if battery else None
+        base = {**base_namespace(assignment, battery.cells), **battery.names} if battery else None
+        references: dict[str, Version] = {}
         for entry in entries:
             mutant = current.get(entry)
             if mutant is None:
@@ -203,7 +213,10 @@ def check_entries(ids: list[str] | None = None, examples: int = 60, progress=Non
             elif battery is None:
                 verdict = Verdict(entry, task, "untested", mutant.summary, why=f"no battery for {task}")
             else:
-                verdict = check_mutant(mutant, battery, base, examples)
+                if mutant.cell not in references:
+                    references[mutant.cell] = version(base, notebook_cells(assignment)[mutant.cell],
+                                                      f"{assignment}:{mutant.cell}")
+                verdict = check_mutant(mutant, battery, base, examples, references[mutant.cell])
             verdicts.append(verdict)
             if progress:
                 progress(verdict)

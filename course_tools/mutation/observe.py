@@ -51,8 +51,7 @@ def reduce(value, depth: int = 0):
             return ("array", str(value.dtype), value.shape, Floats(value.copy()))
         return ("array", str(value.dtype), value.shape, value.tolist())
     if _ndarray_like(value):
-        return ("NDArray", tuple(value.shape), str(value.dtype), bool(value.is_compact()),
-                reduce(np.asarray(value.numpy()), depth + 1))
+        return ("NDArray", tuple(value.shape), str(value.dtype), reduce(np.asarray(value.numpy()), depth + 1))
     if hasattr(value, "realize_cached_data") and hasattr(value, "numpy"):  # a Tensor
         return ("Tensor", reduce(np.asarray(value.numpy()), depth + 1))
     if isinstance(value, (tuple, list)):

@@ -10,7 +10,7 @@ the case's arguments and return observe.observe(...) of it. One module per assig
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
@@ -20,6 +20,8 @@ class Battery:
     cases: Any = None            # a Hypothesis strategy of cases (None: the fixed ones only)
     fixed: tuple = ()            # cases tried first, in order
     cells: tuple[str, ...] = ()  # grade ids of the notebook cells to run after the setup cell
+    names: dict = field(default_factory=dict)  # set in the namespace in place of cells too costly to run
+    select: Callable | None = None  # mutant -> (its fixed cases, whether to generate more): by region
 
 
 def battery_for(task: str) -> Battery | None:

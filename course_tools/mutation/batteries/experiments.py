@@ -1,1 +1,55 @@
-BATTERIES = {}
+"""Batteries of 07_experiments: the cost model, the power argument, the loss scaler's update.
+
+(The experiment_* tasks train models for minutes; their entries have no battery yet and are
+reported as untested.)
+"""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from ..observe import observe
+from . import Battery
+
+_SIZE = st.integers(0, 6)
+_RATE = st.sampled_from([1.0, 3e9, 1e12, float("inf"), 2.5e-3])
+
+
+def _cost_model(ns, case):
+    sizes, rates = case
+    return observe(lambda: ns["conv_costs"](*sizes, peak_flops=rates[0], bandwidth=rates[1]))
+
+
+def _seeds(ns, case):
+    return observe(lambda: ns["seeds_for_power"](*case))
+
+
+def _scaler(ns, case):
+    settings, flags = case
+    scaler = ns["LossScaler"](**settings)
+    states = []
+
+    def run():
+        for finite in flags:
+            ns["LossScaler"].update(scaler, finite)
+            states.append((scaler.scale_value, scaler.good_steps, scaler.skipped_steps))
+        return states
+    return observe(run)
+
+
+_SCALER_SETTINGS = st.fixed_dictionaries({
+    "init_scale": st.sampled_from([1.0, 2.0 ** 15, 3.0, 1e-3, 2.0 ** 127]),
+    "growth_factor": st.sampled_from([2.0, 1.5, 1e300]), "backoff_factor": st.sampled_from([0.5, 0.25, 0.999]),
+    "growth_interval": st.integers(1, 4), "min_scale": st.sampled_from([1.0, 0.0, 4.0, 2.0 ** 20])})
+
+BATTERIES = {
+    "cost_model": Battery(_cost_model, names={"PEAK_FLOPS": 1e11, "BANDWIDTH": 1e10}, cases=st.tuples(
+        st.tuples(_SIZE, _SIZE, st.integers(1, 9), st.integers(1, 9), _SIZE, st.integers(1, 3), st.integers(1, 3),
+                  st.integers(0, 2), st.sampled_from([2, 4, 8])), st.tuples(_RATE, _RATE))),
+    "seeds_for_power": Battery(_seeds, cases=st.tuples(
+        st.sampled_from([0.0, 1e-9, 1.6, 100.0, float("inf"), float("nan")]),
+        st.sampled_from([1e-9, 0.5, 2.0, 1e9, float("inf")]),
+        st.sampled_from([0.05, 0.01, 0.5]), st.sampled_from([0.8, 0.5, 0.99])),
+        fixed=((1.6, 2.0), (1.6, 1.0), (0.0, 1.0))),
+    "loss_scaler": Battery(_scaler, cases=st.tuples(_SCALER_SETTINGS, st.lists(st.booleans(), max_size=8))),
+}
