@@ -280,6 +280,10 @@ BROADCASTS = [
     ((1, 1), (1, 5), "a size-1 axis that stays 1 next to one that is stretched"),
     ((3, 1, 1), (2, 3, 4, 1), "a prepended axis, a stretched and a kept size-1 axis"),
     ((3, 1, 1), (3, 5, 1), "a stretched size-1 axis before a kept one, nothing prepended"),
+    # size 0: the gradient still has the input's shape, all zeros (issue 37: a sum that skipped
+    # the axes whose out_grad size is 0 instead of 1 reshaped (3, 0) to (3, 1) and raised)
+    ((3, 1), (3, 0), "a size-1 axis stretched to size 0"),
+    ((3, 1), (2, 3, 0), "a prepended axis and a size-1 axis stretched to size 0"),
 ]
 
 

@@ -93,7 +93,7 @@ def _planted_bug_check(ns, case):
 
 _FINITE_FIXED = tuple(("finite", "", a) for a in (
     np.linspace(-1e30, 1e30, 7), np.arange(5), np.array([1.0, np.nan]), np.array([[np.inf, 0.0]]),
-    np.array(-np.inf), np.zeros((0, 3)), np.array([60000, 70000], dtype=np.float32).astype(np.float16),
+    np.array(-np.inf), np.zeros((0, 3)), np.array([60000.0, np.inf], dtype=np.float16),
     np.array([True, False]), np.array([1 + 1j, np.nan * 1j])))
 
 
