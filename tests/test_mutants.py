@@ -113,7 +113,7 @@ NOT_EQUIVALENT = {
 
 def test_the_equivalence_battery_passes_a_sample_of_the_list_and_refutes_real_survivors():
     from course_tools.mutation.batteries import battery_for
-    from course_tools.mutation.equivalence import base_namespace, check_entries, check_mutant
+    from course_tools.mutation.equivalence import check_entries, check_mutant, prepared
 
     listed = equivalent_ids()
     first = {}
@@ -129,5 +129,5 @@ def test_the_equivalence_battery_passes_a_sample_of_the_list_and_refutes_real_su
         task = entry.rsplit("-", 1)[0]
         mutant = next(m for m in mutants_of(tasks.assignment_of(task), {task}) if m.id == entry)
         battery = battery_for(task)
-        verdict = check_mutant(mutant, battery, {**base_namespace(mutant.assignment, battery.cells), **battery.names}, 20)
+        verdict = check_mutant(mutant, battery, prepared(mutant.assignment, battery), 20)
         assert verdict.status == "refuted" and shown_by in verdict.case, (entry, verdict)

@@ -31,6 +31,14 @@ class Floats:
         return f"Floats({v.dtype}, shape {v.shape}: {np.array2string(v.ravel()[:6], precision=4)}...)"
 
 
+@dataclass(frozen=True)
+class Within:
+    """A number the task promises only to ``rtol``: a measurement (bytes a run allocated), or a value
+    its contract lets be computed in float32. Two agree within ``rtol`` of the larger."""
+    value: float
+    rtol: float
+
+
 def _ndarray_like(value):
     """An NDArray of course_lib (duck-typed: the release's course_lib is another module)."""
     return hasattr(value, "is_compact") and hasattr(value, "numpy") and hasattr(value, "strides")
@@ -40,7 +48,7 @@ def reduce(value, depth: int = 0):
     """``value`` as a comparable tree (see the module docstring)."""
     if depth > 8:
         return ("deep", type(value).__name__)
-    if value is None or isinstance(value, (bool, str, bytes)):
+    if value is None or isinstance(value, (bool, str, bytes, Within)):
         return value
     if isinstance(value, (int, np.integer)):
         return int(value)
@@ -104,6 +112,9 @@ def _floats_differ(a: np.ndarray, b: np.ndarray) -> str | None:
 
 def differs(a, b, where: str = "") -> str | None:
     """None when the trees agree (floats to a few ulps of their dtype), else where they do not."""
+    if isinstance(a, Within) and isinstance(b, Within):
+        close = abs(a.value - b.value) <= a.rtol * max(abs(a.value), abs(b.value))
+        return None if close else f"{where}: {a.value} vs {b.value} (more than {a.rtol:g} apart, relative)"
     if isinstance(a, Floats) or isinstance(b, Floats):
         if not (isinstance(a, Floats) and isinstance(b, Floats)):
             return f"{where}: {a!r} vs {b!r}"

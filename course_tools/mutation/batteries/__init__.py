@@ -20,7 +20,8 @@ class Battery:
     cases: Any = None            # a Hypothesis strategy of cases (None: the fixed ones only)
     fixed: tuple = ()            # cases tried first, in order
     cells: tuple[str, ...] = ()  # grade ids of the notebook cells to run after the setup cell
-    names: dict = field(default_factory=dict)  # set in the namespace in place of cells too costly to run
+    names: dict | Callable = field(default_factory=dict)  # set in the namespace (or namespace -> dict):
+    #   in place of cells too costly to run, or smaller sizes
     select: Callable | None = None  # mutant -> (its fixed cases, whether to generate more): by region
 
 
