@@ -76,6 +76,8 @@ def _conv_backward(dz, a_pad, w, padding=0, stride=1, bug=None):
         da = da_pad[:, :, p:hp - p, p:wp - p]
     if bug == "adds weight decay":
         dw = dw + 1e-3 * w
+    if bug == "adds an epsilon to da":  # "for stability": invisible to every tolerance, not to dz = 0
+        da = da + 1e-12
     if bug == "divides dw by the batch size":
         dw = dw / nz  # the 1/m of a mean loss is already inside dz: a second division is off by n
     if bug == "transposes dw spatially":
@@ -141,6 +143,7 @@ CONV_BUGS = {
     # issue 37's classes: C_in != C_out, rows and columns no window reads
     "conv_loops_output_channels_over_c_in": "loops output channels over C_in",
     "conv_unread_rows_at_the_top": "unread rows at the top",
+    "conv_adds_epsilon_to_da": "adds an epsilon to da",  # exactly zero for dz = 0, not close to zero
 }
 POOL_BUGS = {
     # the notebook's PLANTED_POOL_BUGS
