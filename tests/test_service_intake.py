@@ -82,11 +82,11 @@ def test_a_folder_whose_intake_fails_becomes_that_folders_error_and_the_classmat
 
 
 MALFORMED = {
-    "grade_id a list": lambda cell: cell.metadata.nbgrader.__setitem__("grade_id", ["forward_add"]),
-    "nbgrader a string": lambda cell: cell.metadata.__setitem__("nbgrader", "locked"),
-    "points a string": lambda cell: cell.metadata.nbgrader.__setitem__("points", "10"),
-    "locked a list": lambda cell: cell.metadata.nbgrader.__setitem__("locked", [True]),
-    "course a list": lambda cell: cell.metadata.__setitem__("course", ["demonstration"]),
+    "grade_id_a_list": lambda cell: cell.metadata.nbgrader.__setitem__("grade_id", ["forward_add"]),
+    "nbgrader_a_string": lambda cell: cell.metadata.__setitem__("nbgrader", "locked"),
+    "points_a_string": lambda cell: cell.metadata.nbgrader.__setitem__("points", "10"),
+    "locked_a_list": lambda cell: cell.metadata.nbgrader.__setitem__("locked", [True]),
+    "course_a_list": lambda cell: cell.metadata.__setitem__("course", ["demonstration"]),
 }
 
 
