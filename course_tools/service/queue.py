@@ -166,14 +166,18 @@ class Queue:
                        .scalars())
 
     def enqueue(self, assignment: str, student: str, folder: str, submitted_at: datetime.datetime,
-                fingerprint: str | None, feedback_names: dict) -> int | None:
-        """Add a submission; None when its folder is queued already (by this or another process)."""
+                fingerprint: str | None, feedback_names: dict, state: str = QUEUED,
+                error: str | None = None) -> int | None:
+        """Add a submission; None when its folder is queued already (by this or another process).
+        ``state`` GRADING_ERROR with an ``error``: a folder the intake could not take in (closed at once)."""
+        now = utcnow()
         try:
             with self.engine.begin() as conn:
                 result = conn.execute(submissions.insert().values(
                     assignment=assignment, student=student, folder=folder, submitted_at=submitted_at,
-                    fingerprint=fingerprint, feedback_names=json.dumps(feedback_names), state=QUEUED,
-                    counted=False, attempts=0, gradings=0, enqueued_at=utcnow()))
+                    fingerprint=fingerprint, feedback_names=json.dumps(feedback_names), state=state,
+                    counted=False, attempts=0, gradings=0, enqueued_at=now, error=error,
+                    finished_at=None if state == QUEUED else now))
                 return result.inserted_primary_key[0]
         except IntegrityError:
             return None
