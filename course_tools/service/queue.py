@@ -46,7 +46,7 @@ submissions = Table(
     Column("fingerprint", String(64)),                      # results.py's key of its notebook (None: unreadable)
     Column("feedback_names", Text, nullable=False),         # JSON {notebook id: nbgrader's notebook_hash}
     Column("state", String(16), nullable=False, default=QUEUED),
-    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden
+    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden | refused
     Column("counted", Boolean, nullable=False, default=False),   # a graded attempt (the daily limit)
     Column("attempts", Integer, nullable=False, default=0),      # times claimed
     Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
@@ -182,16 +182,17 @@ class Queue:
 
     def enqueue(self, assignment: str, student: str, folder: str, submitted_at: datetime.datetime,
                 fingerprint: str | None, feedback_names: dict, state: str = QUEUED,
-                error: str | None = None) -> int | None:
+                error: str | None = None, outcome: str | None = None) -> int | None:
         """Add a submission; None when its folder is queued already (by this or another process).
-        ``state`` GRADING_ERROR with an ``error``: a folder the intake could not take in (closed at once)."""
+        ``state`` GRADING_ERROR with an ``error``: a folder the intake could not take in; DONE with
+        the outcome "refused": a folder that is no submission (the error says why); both closed at once."""
         now = utcnow()
         try:
             with self.engine.begin() as conn:
                 result = conn.execute(submissions.insert().values(
                     assignment=assignment, student=student, folder=folder, submitted_at=submitted_at,
                     fingerprint=fingerprint, feedback_names=json.dumps(feedback_names), state=state,
-                    counted=False, attempts=0, gradings=0, enqueued_at=now, error=error,
+                    counted=False, attempts=0, gradings=0, enqueued_at=now, error=error, outcome=outcome,
                     finished_at=None if state == QUEUED else now))
                 return result.inserted_primary_key[0]
         except IntegrityError:
