@@ -49,14 +49,15 @@ import numpy as np
 
 from course_lib import tasks
 
-from .. import build
-from ..demonstrations import is_demonstration
-from . import sandbox, views
-from .cgroups import Cgroup
+from ... import build, notebook_metadata
+from ...demonstrations import is_demonstration
+from ..sandbox import bwrap as sandbox
+from .. import views
+from ..sandbox.cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
-from .diagnosis import Call, Diagnoser
-from .settings import GradingSettings
-from .worker.protocol import GraderFunction, StridedView, ValueRefused
+from ..diagnosis.diagnosis import Call, Diagnoser
+from ..settings import GradingSettings
+from ..sandbox.worker.protocol import GraderFunction, StridedView, ValueRefused
 
 MAX_CRASHES_PER_TASK = 3
 MAX_CALLBACKS = 20000  # messages of one request to grader-provided functions: calls, and values sent back
@@ -72,7 +73,7 @@ CURRENT: list["StudentSession"] = []
 def current_session() -> "StudentSession":
     """The session being graded (autograder/conftest.py hands it to tests as ``student``)."""
     if not CURRENT:
-        raise RuntimeError("hidden suites run through course_tools.grading.suite.run_suite")
+        raise RuntimeError("hidden suites run through course_tools.grading.suite.run.run_suite")
     return CURRENT[-1]
 
 
@@ -119,9 +120,15 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     if not path.exists():
         raise StudentError(f"no notebook at {path.name}: was it renamed or deleted?")
     try:
-        return nbformat.read(str(path), as_version=4)
+        nb = nbformat.read(str(path), as_version=4)
     except Exception as err:  # noqa: BLE001 - any parse failure is the file's fault
         raise StudentError(f"{path.name} is not a readable notebook ({type(err).__name__}: {str(err)[:200]})") from None
+    wrong = notebook_metadata.problems(nb)
+    if wrong:   # every reader of a submission relies on these types (notebook_metadata.py)
+        raise StudentError(f"{path.name} has cell metadata that nbgrader never writes: {'; '.join(wrong[:3])}"
+                           f"{' and more' if len(wrong) > 3 else ''}. Restore those cells from the release "
+                           f"(or undo the edit of their metadata) and submit again.")
+    return nb
 
 
 class StudentSession:
