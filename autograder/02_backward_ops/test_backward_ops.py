@@ -358,7 +358,10 @@ def test_transpose_gradient(student, rng, shape, axes):
 
 
 MATMULS = [((4, 3), (3, 5)), ((1, 3), (3, 1)), ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),
-           ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)), ((2, 1, 3, 2), (1, 4, 2, 3)), ((3, 2, 1, 3), (3, 2))]
+           ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)), ((2, 1, 3, 2), (1, 4, 2, 3)), ((3, 2, 1, 3), (3, 2)),
+           # a batch of size 0: each adjoint still has its input's shape (zeros), also where the batch
+           # axis was broadcast from a matrix (issue 37)
+           ((0, 3, 4), (4, 5)), ((3, 4), (0, 4, 5))]
 
 
 @task("backward_matmul")
