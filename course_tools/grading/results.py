@@ -36,6 +36,9 @@ from ..build import release_notebook
 from .session.session import StudentError, program_cells, read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
+# The name the blank release's grading is filed under beside the students' (`course grade` grades
+# it with the class; the report compares every student with it).
+BLANK_RELEASE = "(the blank release)"
 STORE_NAME = ".hidden_suite_results"
 _BUNDLE_PARTS = ("autograder", "course_lib", "course_tools")
 
