@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..course_dir import Course
 from ..grading.results import ResultStore
