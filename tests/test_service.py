@@ -64,6 +64,10 @@ def test_students_fetch_feedback_of_each_submission_under_the_policy_and_the_fin
     assert "wrong shape" in first and "points" not in first.lower()      # checks, no points
     assert "15 of 15 tasks pass" in fixed and "\N{BALLOT X}" not in fixed
     assert "graded attempts of 01_forward_ops are used up (1 a day" in third and "next graded attempt is possible from" in third
+    # Every graded page says what it did to the day's attempts (cleo's first notebook is ada's: kept, no attempt).
+    assert "used no graded attempt; 0 of 1 are used today (UTC day). 1 is left." in first
+    assert "This submission used graded attempt 1 of 1 today (UTC day). None is left: your next graded attempt " \
+           "is possible from" in fixed
     for text in (first, fixed):
         assert not any(line in text for line in hidden_code_lines())
     assert _fetched_pages(demo, "ben", found=False) == []   # no submission of his own: nothing to fetch
@@ -142,3 +146,19 @@ def test_two_services_on_one_postgres_queue_after_a_kill_9_grade_each_row_once(p
     assert {r["folder"] for r in found} == {first, *others} and all(r["state"] == "done" for r in found)
     assert sum(r["gradings"] for r in found) == 2                 # two distinct notebooks, each graded once
     assert [r["attempts"] for r in found] == [2] + [1] * 6        # no row claimed by both services
+
+
+def test_a_list_grade_id_in_one_notebook_never_stops_the_service_and_its_student_is_told(demo):
+    """A code cell whose grade_id is a list (valid nbformat) made the intake raise TypeError and
+    `course serve` exit, at every restart. Now the classmate is graded, and the student's page
+    names the cell metadata that is wrong."""
+    odd = variant(filled_release(ASSIGNMENT), "list-grade-id")
+    cell = next(c for c in odd.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id"))
+    cell.metadata.nbgrader.grade_id = [cell.metadata.nbgrader.grade_id]
+    bad = drop(demo, "m01", odd)
+    honest = drop(demo, "m02", variant(filled_release(ASSIGNMENT), "beside-a-list-grade-id"))
+    serve(demo, "--once", "--workers", "1")   # exits 0 (serve asserts it)
+    found = {r["folder"]: r for r in rows(demo)}
+    assert found[honest]["state"] == "done" and "15 of 15 tasks pass" in _text(page_of(demo, found[honest]))
+    assert found[bad]["state"] == "done" and found[bad]["outcome"] == "graded"
+    assert "cell metadata that nbgrader never writes" in _text(page_of(demo, found[bad]))
