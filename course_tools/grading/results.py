@@ -33,9 +33,9 @@ from pathlib import Path
 import nbformat
 
 from ..build import release_notebook
+from ..paths import ROOT
 from .session.session import StudentError, program_cells, read_notebook
 
-ROOT = Path(__file__).resolve().parents[2]
 # The name the blank release's grading is filed under beside the students' (`course grade` grades
 # it with the class; the report compares every student with it).
 BLANK_RELEASE = "(the blank release)"
