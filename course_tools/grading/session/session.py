@@ -53,6 +53,7 @@ from ... import build, notebook_metadata
 from ...demonstrations import is_demonstration
 from .. import views
 from ..diagnosis.diagnosis import Call, Diagnoser
+from ..release import read_release
 from ..sandbox import bwrap as sandbox
 from ..sandbox.cgroups import Cgroup
 from ..sandbox.worker.protocol import GraderFunction, StridedView, ValueRefused
@@ -170,7 +171,7 @@ class StudentSession:
         self._callbacks_left, self._refusal = MAX_CALLBACKS, None  # of the request running now (_exchange)
         try:
             submitted = read_notebook(self.notebook)
-            release = nbformat.read(str(self.release_notebook), as_version=4)
+            release = read_release(self.release_notebook)
             self.cells = program_cells(submitted, release)
         except StudentError as err:
             self.fatal = str(err)

@@ -24,7 +24,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
 
@@ -35,6 +34,7 @@ from ...build import release_notebook as release_notebook_of
 from ...demonstrations import is_demonstration
 from ...release_versions import task_contracts
 from ..assignment_folder import SUITES
+from ..release import read_release
 from ..session.expect import as_number_or_array, as_numbers
 from ..session.session import CURRENT, GradingError, StudentError, StudentSession
 
@@ -111,7 +111,7 @@ def graded_tasks(release_notebook: Path) -> dict[str, float]:
     """Autograded test cells of the release: task id -> points."""
     from ...release_versions import graded_tasks as tasks_of
 
-    return tasks_of(nbformat.read(str(release_notebook), as_version=4))
+    return tasks_of(read_release(release_notebook))
 
 
 class _Recorder:
@@ -221,7 +221,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     with StudentSession(assignment, notebook, release_notebook, student_lib=student_lib,
                         **session_options) as session:
         plugin = _Recorder(session, set(points) if student_lib is not None else None,
-                           task_contracts(nbformat.read(str(release_notebook), as_version=4)))
+                           task_contracts(read_release(release_notebook)))
         CURRENT.append(session)
         try:
             if not suite.is_dir():
@@ -245,7 +245,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     timing = {"sandbox_and_imports": round(timing["start"], 3), "notebook_cells": round(timing["cells"], 3),
               "checks": round(total - timing["start"] - timing["cells"], 3),
               "slowest_cells": [[c["cell"], c["seconds"]] for c in slow_cells]}
-    release = nbformat.read(str(release_notebook), as_version=4)
+    release = read_release(release_notebook)
     not_run = [c.metadata["nbgrader"]["grade_id"] for c in release.cells if is_demonstration(c)]
     result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind, "not_run": not_run,
               "seconds": round(total, 2), "timing": timing, "worker_starts": starts, "task_seconds": task_seconds,
