@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from ..course_dir import Course
 from ..grading.results import ResultStore
-from ..grading.route import is_stored_score, keep_result, stored_result, time_limit
+from ..grading.route import is_stored_score, result_key, time_limit
 from ..grading.settings import GradingSettings
 from . import pages
 from .intake import copy_folder
@@ -88,10 +88,9 @@ class Worker:
         folder = copy_folder(self.course) / row.folder
         notebooks = {nb: folder / f"{nb}.ipynb" for nb in row.feedback_names} or {
             p.stem: p for p in sorted(folder.glob("*.ipynb"))}
-        keys, stored = {}, {}
-        for nb, path in notebooks.items():
-            keys[nb], stored[nb] = (stored_result(self.store, row.assignment, path, self.settings)
-                                    if path.is_file() else (None, None))
+        keys = {nb: result_key(row.assignment, path, self.settings) if path.is_file() else None
+                for nb, path in notebooks.items()}
+        stored = {nb: self.store.get(row.assignment, key) for nb, key in keys.items()}
         if stored and all(result is not None for result in stored.values()):
             self._graded(row, policy, stored, outcome="reused", counted=False, graded=False)
             return
@@ -120,7 +119,8 @@ class Worker:
                 timed_out = time.monotonic() - started >= time_limit(row.assignment, self.settings)
                 self._grading_error(row, result.get("grading_error") or "no result", retry=not timed_out)
                 return
-            keep_result(self.store, row.assignment, keys[nb], result)
+            if keys[nb] is not None:
+                self.store.put(row.assignment, keys[nb], result)
             results[nb] = result
         self.queue.record_grading(row, _scores(results))
         self._graded(row, policy, results, outcome="graded", counted=True, graded=True)
