@@ -73,6 +73,7 @@ class Collected:
     recorded: datetime.datetime  # the time written into timestamp.txt (naive UTC)
     note: str = ""              # why it is not the time the submission claims, if it is not
     left_out: list[str] = field(default_factory=list)  # files over nbgrader's max_file_size
+    received: datetime.datetime | None = None  # the latest ctime the copy saw (naive UTC)
 
 
 @dataclass
@@ -309,7 +310,7 @@ def copy_into(folder: Examined, target: Path, ignore: list[str], max_bytes: int)
         staging.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Collected(folder.student, folder.name, recorded, note, walk.left_out)
+    return Collected(folder.student, folder.name, recorded, note, walk.left_out, _utc(walk.latest_ctime))
 
 
 def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], max_bytes: int,
