@@ -52,3 +52,17 @@ def recorded_time(claims: list[datetime.datetime | None], received: datetime.dat
         return received, (f"claims {claimed:%Y-%m-%d %H:%M:%S}, but the exchange last saw it change at "
                           f"{received:%Y-%m-%d %H:%M:%S}: the exchange's time")
     return claimed, ""
+
+
+def collected_time(folder) -> datetime.datetime | None:
+    """The time `course collect` recorded for the collected submission in ``folder``
+    (submitted/<student>/<assignment>/, its timestamp.txt: the course's own file, read bounded);
+    None when there is none or it cannot be read."""
+    from pathlib import Path
+
+    try:
+        with open(Path(folder) / "timestamp.txt", "rb") as handle:
+            text = handle.read(200).decode("utf-8", "replace")
+    except OSError:
+        return None
+    return parse_timestamp(text)
