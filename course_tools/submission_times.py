@@ -26,10 +26,18 @@ CLOCK_SLACK_S = 1.0
 FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 
 
+# nbgrader writes 30 characters ("2026-12-03 19:11:47.123456 UTC"); the date parser's cost grows
+# about with the square of its input (a 1 MB timestamp.txt took minutes), so nothing longer is parsed.
+MAX_TIMESTAMP_CHARS = 100
+
+
 def parse_timestamp(text: str) -> datetime.datetime | None:
-    """A timestamp as nbgrader writes it, as naive UTC; None if it cannot be read."""
+    """A timestamp as nbgrader writes it, as naive UTC; None if it cannot be read (or is longer
+    than any timestamp: MAX_TIMESTAMP_CHARS)."""
     from nbgrader.utils import parse_utc
 
+    if len(text) > MAX_TIMESTAMP_CHARS:
+        return None
     try:
         return parse_utc(text.strip()).replace(tzinfo=None)
     except (ValueError, OverflowError, TypeError):
@@ -54,15 +62,20 @@ def recorded_time(claims: list[datetime.datetime | None], received: datetime.dat
     return claimed, ""
 
 
-def collected_time(folder) -> datetime.datetime | None:
-    """The time `course collect` recorded for the collected submission in ``folder``
-    (submitted/<student>/<assignment>/, its timestamp.txt: the course's own file, read bounded);
-    None when there is none or it cannot be read."""
-    from pathlib import Path
-
+def read_timestamp(path) -> datetime.datetime | None:
+    """The timestamp in the file ``path``, reading at most what a timestamp can be (None when
+    the file is missing, unreadable or holds no timestamp)."""
     try:
-        with open(Path(folder) / "timestamp.txt", "rb") as handle:
-            text = handle.read(200).decode("utf-8", "replace")
+        with open(path, "rb") as stamp:
+            text = stamp.read(MAX_TIMESTAMP_CHARS + 1)
     except OSError:
         return None
-    return parse_timestamp(text)
+    return parse_timestamp(text.decode("utf-8", "replace"))
+
+
+def collected_time(folder) -> datetime.datetime | None:
+    """The time `course collect` recorded for the collected submission in ``folder``
+    (submitted/<student>/<assignment>/, its timestamp.txt); None when there is none."""
+    from pathlib import Path
+
+    return read_timestamp(Path(folder) / "timestamp.txt")

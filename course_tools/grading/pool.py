@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from .route import grading_error, time_limit
+from .sandbox import sweep_stale_jobs
 from .settings import GradingSettings
 
 PRELOAD = "course_tools.grading.preload"
@@ -95,5 +96,6 @@ def grade_many(jobs: list[tuple], workers: int, settings: GradingSettings):
             process.kill()
             process.join(10)
             reader.close()
+            sweep_stale_jobs()  # the killed grading's job folder (a classmate's code) goes now, not later
             yield tag, grading_error(assignment, f"the grading process ran for more than {limit} s, longer than "
                                                  f"the time budgets allow")

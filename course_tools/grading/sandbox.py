@@ -36,10 +36,12 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import resource
 import shutil
 import stat
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,22 +188,93 @@ def _reachable_by(account: Account | None, path: Path, bits: int) -> bool:
 
 
 # ------------------------------------------------------------------------------ the job folder
+JOB_PREFIX = "course-job-"
+# course-job-<grader pid>-<its start time in clock ticks since boot>-<mkdtemp's random part>
+_JOB_NAME = re.compile(re.escape(JOB_PREFIX) + r"(\d{1,10})-(\d{1,20})-[A-Za-z0-9_]+")
+_UNNAMED_JOB_DAYS = 1  # a job folder named before graders put their pid in it: removed when this old
+
+
+def _process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/<pid>/stat's 22nd field), or
+    None when there is no such process. A pid alone can be reused by any later process."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    return stat_line.rpartition(")")[2].split()[19]
+
+
+def _alive(pid: int, started: str) -> bool:
+    return _process_start(pid) == started
+
+
+def jobs_folder() -> Path:
+    """Where job folders are made (the machine's temporary folder, $TMPDIR)."""
+    return Path(tempfile.gettempdir())
+
+
+def sweep_stale_jobs() -> list[Path]:
+    """Remove the job folders this account made whose grader is gone (killed at its time limit,
+    SIGKILLed, its machine's power cut): every grader calls it before making its own. Folders of
+    other accounts are never touched; nor is anything but a real folder (no link is followed)."""
+    removed = []
+    try:
+        entries = list(os.scandir(jobs_folder()))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(JOB_PREFIX):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            continue
+        match = _JOB_NAME.fullmatch(entry.name)
+        if match is not None:
+            if _alive(int(match.group(1)), match.group(2)):
+                continue
+        elif time.time() - info.st_mtime < _UNNAMED_JOB_DAYS * 86400:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)  # rmtree never follows symbolic links
+        removed.append(Path(entry.path))
+    return removed
+
+
 class JobFolder:
     """The grader's folder for one submission (never writable by the worker):
 
         <job>/ro/job.json, ro/grading_worker/, ro/course_lib/   bound read-only at INSIDE_JOB
         <job>/work/                                             unsandboxed mode only: the worker's cwd
+
+    Who can read it: the grader, and the worker's account, nobody else (job.json holds a student's
+    code). A root grader owns it with the grading account's group: folders 0750, files 0640 (the
+    worker reads, cannot change a thing); a grader that is not root runs the worker as itself:
+    0700 and 0600. Its name carries the grader's pid and start time, so that sweep_stale_jobs,
+    which every new job folder runs first, removes the folders of graders that died.
     """
 
     def __init__(self, assignment: str, cells: list[dict], cell_timeout: int, account: Account | None,
                  wall_factor: float = 4.0, course_lib: Path | None = None):
         """``course_lib``: the student course_lib to give the worker (default: the release's in assignments/)."""
+        sweep_stale_jobs()
+        pid = os.getpid()
+        # mkdtemp makes it 0700, ours alone, before anything is written into it.
+        self.path = Path(tempfile.mkdtemp(prefix=f"{JOB_PREFIX}{pid}-{_process_start(pid) or 0}-",
+                                          dir=jobs_folder()))
+        try:
+            self._fill(assignment, cells, cell_timeout, account, wall_factor, course_lib)
+        except BaseException:
+            self.remove()
+            raise
+        self.work = self.path / "work"
+
+    def _fill(self, assignment, cells, cell_timeout, account, wall_factor, course_lib) -> None:
         from ..build import release_notebook
 
-        self.path = Path(tempfile.mkdtemp(prefix="course-job-"))
-        os.chmod(self.path, 0o711)
         self.ro = self.path / "ro"
-        self.ro.mkdir(mode=0o755)
+        self.ro.mkdir(mode=0o700)
         current = release_notebook(assignment).parent / "course_lib"
         course_lib = course_lib or current
         if not (course_lib / "__init__.py").is_file():
@@ -220,11 +293,12 @@ class JobFolder:
         shutil.copytree(WORKER_PACKAGE, self.ro / "grading_worker", ignore=ignore)
         (self.ro / "job.json").write_text(json.dumps({"cells": cells, "cell_timeout": cell_timeout,
                                                          "wall_factor": wall_factor}))
-        for folder, _, files in os.walk(self.ro):
-            os.chmod(folder, 0o755)
-            for name in files:
-                os.chmod(os.path.join(folder, name), 0o644)
-        self.work = self.path / "work"
+        folder_mode, file_mode = (0o750, 0o640) if account is not None else (0o700, 0o600)
+        gid = account.gid if account is not None else -1
+        for folder, _, files in os.walk(self.path):
+            for path in (folder, *(os.path.join(folder, name) for name in files)):
+                os.chown(path, -1, gid, follow_symlinks=False)
+                os.chmod(path, folder_mode if path == folder else file_mode)  # copytree made no links
 
     def fresh_work_folder(self, account: Account | None) -> Path:
         """An empty writable folder for an unsandboxed worker, owned by the grading account."""
