@@ -13,8 +13,7 @@ from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import Persona
-from course_tools.grading.suite import graded_tasks
-from course_tools.service.pages import NOT_GRADED_YET
+from course_tools.grading.suite.run import graded_tasks
 from course_tools.service.publish import feedback_folder
 from grading_support import require_sandbox
 from service_support import (ASSIGNMENT, blank, drop, filled_release, kill_9, page_of, released_course, rows, serve,
@@ -64,6 +63,10 @@ def test_students_fetch_feedback_of_each_submission_under_the_policy_and_the_fin
     assert "wrong shape" in first and "points" not in first.lower()      # checks, no points
     assert "15 of 15 tasks pass" in fixed and "\N{BALLOT X}" not in fixed
     assert "graded attempts of 01_forward_ops are used up (1 a day" in third and "next graded attempt is possible from" in third
+    # Every graded page says what it did to the day's attempts (cleo's first notebook is ada's: kept, no attempt).
+    assert "used no graded attempt; 0 of 1 are used today (UTC day). 1 is left." in first
+    assert "This submission used graded attempt 1 of 1 today (UTC day). None is left: your next graded attempt " \
+           "is possible from" in fixed
     for text in (first, fixed):
         assert not any(line in text for line in hidden_code_lines())
     assert _fetched_pages(demo, "ben", found=False) == []   # no submission of his own: nothing to fetch
@@ -120,7 +123,8 @@ def test_a_hanging_submission_holds_one_worker_and_gets_not_graded_yet_never_a_s
     assert found[honest]["state"] == "done" and found[honest]["finished_at"] < found[hanging]["finished_at"]
     assert found[hanging]["state"] == "grading_error" and found[hanging]["scores"] is None
     assert "ran for more than 40 s" in found[hanging]["error"]
-    assert NOT_GRADED_YET in _text(page_of(demo, found[hanging]))
+    assert "ran for more than 40 s, its time limit" in _text(page_of(demo, found[hanging]))
+    assert found[hanging]["counted"] and found[hanging]["outcome"] == "timed_out"   # the attempt stays used
     capsys.readouterr()
     assert course(["status", ASSIGNMENT, "--course", str(demo.course_dir)]) == 0
     out = capsys.readouterr().out

@@ -26,7 +26,7 @@ from ..grading.route import result_key
 from ..submission_times import collected_time
 from ..grading.settings import GradingSettings
 from ..inbound import load_refusals
-from ..grading.suite import graded_tasks
+from ..grading.suite.run import graded_tasks
 
 
 @dataclass

@@ -49,7 +49,8 @@ submissions = Table(
     Column("fingerprint", String(64)),                      # results.py's key of its notebook (None: unreadable)
     Column("feedback_names", Text, nullable=False),         # JSON {notebook id: nbgrader's notebook_hash}
     Column("state", String(16), nullable=False, default=QUEUED),
-    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden | refused
+    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden |
+                                                            # timed_out_before | refused | held; timed_out (an error)
     Column("counted", Boolean, nullable=False, default=False),   # a graded attempt (the daily limit)
     Column("attempts", Integer, nullable=False, default=0),      # times claimed
     Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
@@ -281,6 +282,16 @@ class Queue:
             conn.execute(update(submissions).where(submissions.c.id == row.id).values(
                 gradings=submissions.c.gradings + 1, scores=json.dumps(scores)))
 
+    def attempts_used(self, row: Row) -> int:
+        """The graded attempts counted for ``row``'s student and assignment on its (UTC) submission
+        day, ``row`` itself included when it was counted."""
+        start = datetime.datetime.combine(row.submitted_at.date(), datetime.time())
+        with self.engine.begin() as conn:
+            return conn.execute(select(func.count()).select_from(submissions).where(
+                submissions.c.assignment == row.assignment, submissions.c.student == row.student,
+                submissions.c.counted.is_(True), submissions.c.submitted_at >= start,
+                submissions.c.submitted_at < start + datetime.timedelta(days=1))).scalar_one()
+
     def take_attempt(self, row: Row, per_day: int) -> bool:
         """Count ``row`` as one of its student's graded attempts at its assignment on its (UTC)
         submission day, if fewer than ``per_day`` are counted already; whether it was.
@@ -312,6 +323,13 @@ class Queue:
                 if name in json.loads(names).values():
                     return student
         return None
+
+    def timed_out_before(self, fingerprint: str, besides: int) -> bool:
+        """Whether another row of the same notebook (fingerprint) ended killed at its time limit."""
+        with self.engine.begin() as conn:
+            return conn.execute(select(submissions.c.id).where(
+                submissions.c.fingerprint == fingerprint, submissions.c.id != besides,
+                submissions.c.outcome == "timed_out").limit(1)).first() is not None
 
     def queued_of(self, assignment: str, student: str) -> int:
         """How many of ``student``'s submissions of ``assignment`` wait in the queue."""
