@@ -80,6 +80,9 @@ class Collected:
 class Outcome:
     collected: list[Collected]
     refused: list[Refusal]
+    # student -> when the exchange first saw a genuine folder of theirs (the earliest of their folders'
+    # latest ctimes, naive UTC): version_given.py's evidence of the release they were given
+    first_seen: dict[str, datetime.datetime] = field(default_factory=dict)
 
 
 @dataclass
@@ -332,7 +335,8 @@ def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], 
                 refused.append(Refusal(folder.name, student, str(why)))
             except OSError as err:
                 refused.append(Refusal(folder.name, student, f"cannot be copied ({err.strerror})"))
-    return Outcome(collected, refused)
+    return Outcome(collected, refused, {student: min(f.received for f in folders)
+                                        for student, folders in by_student.items()})
 
 
 # ---------------------------------------------------------------------------------- the record

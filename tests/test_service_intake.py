@@ -177,7 +177,7 @@ class TakesItsTime:
     def __init__(self, seconds: float):
         self.seconds = seconds
 
-    def grade(self, assignment, notebook):
+    def grade(self, assignment, notebook, settings=None):
         time.sleep(self.seconds)
         return {"assignment": assignment, "tasks": {"forward_add": {"score": 1.0, "points": 1.0, "checks": []}}}
 
