@@ -27,6 +27,7 @@ import time
 
 from ..course_dir import Course, CourseError
 from ..grading.settings import GradingSettings
+from ..terminal import log_to_terminal
 from . import pages
 from .dispatch import dispatcher
 from .intake import Intake
@@ -182,7 +183,7 @@ class Service:
 
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
           timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    log_to_terminal()  # folder names, grade ids and errors are the students' text: printed as escapes
     # The course folder: each submission is graded against the release version its locked cells match.
     settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
                                        course_root=course.root)
