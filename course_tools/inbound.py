@@ -245,6 +245,9 @@ def examine(inbound: Path, assignment: str, ignore: list[str], only: str | None 
         except OSError as err:  # vanished, or unreadable to the collecting account
             refused.append(Refusal(name, student, f"cannot be read ({err.strerror})"))
             continue
+        except Exception as err:  # noqa: BLE001 - one folder's failure is that folder's, never the batch's
+            refused.append(Refusal(name, student, f"could not be examined ({type(err).__name__}: {str(err)[:200]})"))
+            continue
         accepted.append(Examined(name, student, inbound / name, _utc(walk.latest_ctime), name_time))
     return accepted, refused
 

@@ -142,3 +142,19 @@ def test_two_services_on_one_postgres_queue_after_a_kill_9_grade_each_row_once(p
     assert {r["folder"] for r in found} == {first, *others} and all(r["state"] == "done" for r in found)
     assert sum(r["gradings"] for r in found) == 2                 # two distinct notebooks, each graded once
     assert [r["attempts"] for r in found] == [2] + [1] * 6        # no row claimed by both services
+
+
+def test_a_list_grade_id_in_one_notebook_never_stops_the_service_and_its_student_is_told(demo):
+    """A code cell whose grade_id is a list (valid nbformat) made the intake raise TypeError and
+    `course serve` exit, at every restart. Now the classmate is graded, and the student's page
+    names the cell metadata that is wrong."""
+    odd = variant(filled_release(ASSIGNMENT), "list-grade-id")
+    cell = next(c for c in odd.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id"))
+    cell.metadata.nbgrader.grade_id = [cell.metadata.nbgrader.grade_id]
+    bad = drop(demo, "m01", odd)
+    honest = drop(demo, "m02", variant(filled_release(ASSIGNMENT), "beside-a-list-grade-id"))
+    serve(demo, "--once", "--workers", "1")   # exits 0 (serve asserts it)
+    found = {r["folder"]: r for r in rows(demo)}
+    assert found[honest]["state"] == "done" and "15 of 15 tasks pass" in _text(page_of(demo, found[honest]))
+    assert found[bad]["state"] == "done" and found[bad]["outcome"] == "graded"
+    assert "cell metadata that nbgrader never writes" in _text(page_of(demo, found[bad]))

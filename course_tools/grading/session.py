@@ -49,7 +49,7 @@ import numpy as np
 
 from course_lib import tasks
 
-from .. import build
+from .. import build, notebook_metadata
 from ..demonstrations import is_demonstration
 from . import sandbox, views
 from .cgroups import Cgroup
@@ -119,9 +119,15 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
     if not path.exists():
         raise StudentError(f"no notebook at {path.name}: was it renamed or deleted?")
     try:
-        return nbformat.read(str(path), as_version=4)
+        nb = nbformat.read(str(path), as_version=4)
     except Exception as err:  # noqa: BLE001 - any parse failure is the file's fault
         raise StudentError(f"{path.name} is not a readable notebook ({type(err).__name__}: {str(err)[:200]})") from None
+    wrong = notebook_metadata.problems(nb)
+    if wrong:   # every reader of a submission relies on these types (notebook_metadata.py)
+        raise StudentError(f"{path.name} has cell metadata that nbgrader never writes: {'; '.join(wrong[:3])}"
+                           f"{' and more' if len(wrong) > 3 else ''}. Restore those cells from the release "
+                           f"(or undo the edit of their metadata) and submit again.")
+    return nb
 
 
 class StudentSession:

@@ -23,8 +23,9 @@ from .. import inbound
 from ..build import release_notebook
 from ..course_dir import Course
 from ..grading.route import result_key
-from .publish import SECRET, feedback_names
-from .queue import Queue, utcnow
+from . import pages
+from .publish import SECRET, feedback_folder, feedback_names, publish
+from .queue import GRADING_ERROR, Queue, utcnow
 
 SETTLE_SECONDS = 30
 SERVICE_FOLDER = ".service"
@@ -75,10 +76,31 @@ class Intake:
                     log.warning("REFUSED %s (in the name of %s): %s; not graded", refusal.folder, refusal.student,
                                 refusal.reason)
             for folder in accepted:
-                row = self._take(assignment, folder)
+                try:
+                    row = self._take(assignment, folder)
+                except Exception as err:  # noqa: BLE001 - one folder's failure is that folder's error, never the scan's
+                    log.exception("the service could not take %s in", folder.name)
+                    row = self._failed(assignment, folder, f"the grading service could not take it in "
+                                                           f"({type(err).__name__}: {str(err)[:300]})")
                 if row is not None:
                     new.append(row)
         return new
+
+    def _failed(self, assignment: str, folder: inbound.Examined, why: str) -> None:
+        """Record ``folder`` as an error row (`course status` lists it; no scan takes it again) and
+        tell its student, where its secret is known, that it is not graded yet."""
+        target = copy_folder(self.course) / folder.name
+        try:
+            names = feedback_names(target, release_notebooks(assignment)) if target.is_dir() else {}
+        except Exception:  # noqa: BLE001 - the error row matters more than the page
+            names = {}
+        row = self.queue.enqueue(assignment, folder.student, folder.name, folder.received, None, names,
+                                 state=GRADING_ERROR, error=why[:2000])
+        if row is not None:
+            for name in names.values():
+                publish(feedback_folder(self.course.exchange, self.course.course_id), name,
+                        pages.error_page(assignment, folder.received))
+        return None
 
     def _take(self, assignment: str, folder: inbound.Examined) -> int | None:
         finished = (folder.path / SECRET).exists()

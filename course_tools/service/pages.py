@@ -35,11 +35,15 @@ def _page(title: str, body: list[str]) -> str:
 
 
 def _when(moment: datetime.datetime) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} UTC"
+    # To the second: a student who submits twice in a minute must tell the two pages apart.
+    return f"{moment:%Y-%m-%d %H:%M:%S} UTC"
 
 
 def _head(assignment: str, submitted_at: datetime.datetime) -> list[str]:
-    return [f"<h1>{escape(assignment)}: feedback on your submission of {escape(_when(submitted_at))}</h1>"]
+    head = [f"<h1>{escape(assignment)}: feedback on your submission of {escape(_when(submitted_at))}</h1>"]
+    if submitted_at.microsecond:   # the Assignments tab lists nbgrader's timestamp to the microsecond
+        head.append(f"<p>Submitted at {submitted_at:%Y-%m-%d %H:%M:%S.%f} UTC, as the Assignments tab lists it.</p>")
+    return head
 
 
 def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool) -> str:

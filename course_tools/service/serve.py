@@ -40,6 +40,7 @@ log = logging.getLogger("course.serve")
 DEFAULT_RESCAN_SECONDS = 10
 PENDING_REFRESH_SECONDS = 2.0
 TYPICAL_GRADING_SECONDS = 15.0   # the estimate before anything was graded today
+FAILED_SCAN_PAUSE = 5.0          # after a scan or a claim that failed (each folder's own failure is caught inside)
 
 
 def released_assignments(course: Course) -> list[str]:
@@ -132,7 +133,13 @@ class Service:
     def _work(self) -> None:
         worker = Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader)
         while not self.stop.is_set():
-            if not worker.work_one():
+            try:
+                worked = worker.work_one()
+            except Exception:  # noqa: BLE001 - the queue itself failed (a database away): try again, never end
+                log.exception("the worker could not claim from the queue; trying again in %s s", FAILED_SCAN_PAUSE)
+                self.stop.wait(FAILED_SCAN_PAUSE)
+                continue
+            if not worked:
                 self.work_ready.wait(1.0)
                 self.work_ready.clear()
             else:
@@ -157,13 +164,19 @@ class Service:
         try:
             while not self.stop.is_set():
                 now = time.monotonic()
-                if once or self.changed.is_set() or now >= next_scan:
-                    self.changed.clear()
-                    self.scan()   # shows the pending pages too
-                    next_scan, next_pending = now + self.rescan_seconds, now + PENDING_REFRESH_SECONDS
-                elif now >= next_pending:   # only the queue moved: its pages, not a scan of the exchange
-                    self._show_pending()
-                    next_pending = now + PENDING_REFRESH_SECONDS
+                try:
+                    if once or self.changed.is_set() or now >= next_scan:
+                        self.changed.clear()
+                        next_scan, next_pending = now + self.rescan_seconds, now + PENDING_REFRESH_SECONDS
+                        self.scan()   # shows the pending pages too
+                    elif now >= next_pending:   # only the queue moved: its pages, not a scan of the exchange
+                        next_pending = now + PENDING_REFRESH_SECONDS
+                        self._show_pending()
+                except CourseError:
+                    raise   # the instructor's nbgrader_config.py never loaded: nothing to serve by
+                except Exception:  # noqa: BLE001 - a failed scan is retried, it never ends the service
+                    log.exception("the scan failed; trying again in %s s", FAILED_SCAN_PAUSE)
+                    next_scan = min(next_scan, now + FAILED_SCAN_PAUSE)
                 if once and not self.queue.waiting():
                     break
                 self.wake.wait(1.0 if once else max(0.0, next_scan - time.monotonic()))

@@ -1,0 +1,114 @@
+"""The grading service's intake (service/intake.py) against what a student can put in the
+exchange's inbound/: one folder's failure stays that folder's, unfinished folders wait, sizes
+and reads are bounded. Cheap: real folders, a real SQLite queue, no grading."""
+from __future__ import annotations
+
+import datetime
+import json
+import secrets
+
+import nbformat
+import pytest
+
+from course_tools.build import release_notebook
+from course_tools.course_dir import Course, init_course
+from course_tools.notebook_metadata import problems
+from course_tools.service import intake as intake_module
+from course_tools.service.intake import Intake
+from course_tools.service.queue import GRADING_ERROR, QUEUED, Queue
+
+A = "01_forward_ops"
+
+
+@pytest.fixture
+def course(tmp_path) -> Course:
+    course = init_course(tmp_path / "course", "demo", tmp_path / "exchange")
+    (course.exchange / "demo" / "inbound").mkdir(parents=True, exist_ok=True)
+    return course
+
+
+@pytest.fixture
+def queue(course):
+    queue = Queue(course.db_url)
+    yield queue
+    queue.close()
+
+
+def submit(course: Course, student: str, nb=None, secret: str | None = None, stamp: str | None = None) -> str:
+    """A folder as nbgrader's submit leaves it in inbound/ (the blank release unless ``nb``); its name."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    name = f"{student}+{A}+{now}+{secrets.token_hex(4)}"
+    folder = course.exchange / "demo" / "inbound" / name
+    folder.mkdir()
+    nbformat.write(nb or nbformat.read(str(release_notebook(A)), as_version=4), str(folder / f"{A}.ipynb"))
+    (folder / "timestamp.txt").write_text(now if stamp is None else stamp)
+    (folder / "submission_secret.txt").write_text(secrets.token_hex(64) if secret is None else secret)
+    return name
+
+
+def intake(course: Course, queue: Queue) -> Intake:
+    return Intake(course, queue, [A])
+
+
+def _by_folder(queue: Queue) -> dict:
+    return {r["folder"]: r for r in queue.rows()}
+
+
+# ---------------------------------------------------------------------------------- one folder's failure
+def test_a_folder_whose_intake_fails_becomes_that_folders_error_and_the_classmate_is_queued(course, queue,
+                                                                                            monkeypatch, capsys):
+    """Whatever fails on one folder (here the result key raises, as a list grade_id made it
+    raise before the metadata's types were checked), the scan goes on: the classmate is queued,
+    the folder is an error row that `course status` lists and that no later scan takes again."""
+    from course_tools.cli import main as course_command
+
+    bad, good = submit(course, "mallory"), submit(course, "ben")
+    real = intake_module.result_key
+
+    def fails_for_mallory(assignment, notebook, settings=None):
+        if "mallory" in str(notebook):
+            raise TypeError("unhashable type: 'list'")
+        return real(assignment, notebook, settings)
+
+    monkeypatch.setattr(intake_module, "result_key", fails_for_mallory)
+    assert len(intake(course, queue).scan()) == 1
+    rows = _by_folder(queue)
+    assert rows[good]["state"] == QUEUED
+    assert rows[bad]["state"] == GRADING_ERROR and "TypeError: unhashable type: 'list'" in rows[bad]["error"]
+    assert intake(course, queue).scan() == []            # not taken again, not failing again
+    capsys.readouterr()
+    assert course_command(["status", "--course", str(course.root)]) == 0
+    assert f"GRADING ERROR mallory {A} ({bad}): the grading service could not take it in" in capsys.readouterr().out
+
+
+MALFORMED = {
+    "grade_id_a_list": lambda cell: cell.metadata.nbgrader.__setitem__("grade_id", ["forward_add"]),
+    "nbgrader_a_string": lambda cell: cell.metadata.__setitem__("nbgrader", "locked"),
+    "points_a_string": lambda cell: cell.metadata.nbgrader.__setitem__("points", "10"),
+    "locked_a_list": lambda cell: cell.metadata.nbgrader.__setitem__("locked", [True]),
+    "course_a_list": lambda cell: cell.metadata.__setitem__("course", ["demonstration"]),
+}
+
+
+@pytest.mark.parametrize("edit", MALFORMED, ids=list(MALFORMED))
+def test_metadata_of_a_type_nbgrader_never_writes_is_the_students_error_naming_the_cell(course, queue, edit):
+    """Each malformed field (valid nbformat: nbgrader's metadata is an open object) is named to
+    the student, and the intake queues the folder (its grading says what is wrong) instead of
+    failing in whatever reads the field."""
+    from course_tools.grading.session import StudentError, read_notebook
+
+    nb = nbformat.read(str(release_notebook(A)), as_version=4)
+    index, cell = next((i, c) for i, c in enumerate(nb.cells, 1) if c.metadata.get("nbgrader", {}).get("locked"))
+    MALFORMED[edit](cell)
+    assert any(p.startswith(f"cell {index}: metadata.") for p in problems(nb))
+    name = submit(course, "mallory", nb)
+    assert len(intake(course, queue).scan()) == 1 and _by_folder(queue)[name]["state"] == QUEUED
+    with pytest.raises(StudentError, match=f"cell metadata that nbgrader never writes: cell {index}: metadata"):
+        read_notebook(course.root / ".service" / "submissions" / name / f"{A}.ipynb")
+
+
+def test_every_release_notebook_has_the_metadata_types_the_check_expects():
+    from course_lib.tasks import ASSIGNMENTS
+
+    for assignment in ASSIGNMENTS:
+        assert problems(nbformat.read(str(release_notebook(assignment)), as_version=4)) == [], assignment
