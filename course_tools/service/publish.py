@@ -18,6 +18,8 @@ from pathlib import Path
 
 from nbgrader.utils import notebook_hash
 
+from ..exchange_folders import check_course
+
 SECRET = "submission_secret.txt"
 # nbgrader writes secrets.token_hex(64); anything else was not written by nbgrader's submit.
 _SECRET_FORM = re.compile(r"[0-9a-f]{32,256}")
@@ -41,10 +43,14 @@ def feedback_names(submission: Path, notebooks: list[str]) -> dict[str, str]:
 
 
 def publish(folder: Path, name: str, page: str) -> Path:
-    """Write ``page`` as ``folder/name`` in one step (a reader sees the old page or the new one)."""
+    """Write ``page`` as ``folder/name`` in one step (a reader sees the old page or the new one),
+    ``folder`` being the exchange's <exchange>/<course>/feedback, checked to be the grader's
+    (exchange_folders.py) before and after it is made."""
+    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
     folder.mkdir(parents=True, exist_ok=True)
     if folder.stat().st_mode & 0o777 != 0o711 and folder.stat().st_uid == os.geteuid():
         folder.chmod(0o711)  # as nbgrader's release_feedback makes it
+    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
     handle, scratch = tempfile.mkstemp(dir=folder, prefix=".publishing-", suffix=".html")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -26,6 +26,7 @@ import threading
 import time
 
 from ..course_dir import Course, CourseError
+from ..exchange_folders import check_course
 from ..grading.settings import GradingSettings
 from ..terminal import log_to_terminal
 from . import pages
@@ -96,6 +97,9 @@ class Service:
 
     # ------------------------------------------------------------------ the loops
     def scan(self) -> int:
+        # The exchange's folders are the grader's (a student who replaced the course's folder gets
+        # every classmate's submission and page): ExchangeTakeover, a CourseError, ends the service.
+        check_course(self.course.exchange, self.course.course_id)
         assignments = released_assignments(self.course)
         self._refresh_policies(assignments)
         back = self.queue.reclaim(self.me)
@@ -197,6 +201,7 @@ class Service:
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
           timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
     log_to_terminal()  # folder names, grade ids and errors are the students' text: printed as escapes
+    check_course(course.exchange, course.course_id)
     # The course folder: each submission is graded against the release version its locked cells match.
     settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
                                        course_root=course.root)
