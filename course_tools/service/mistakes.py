@@ -6,7 +6,8 @@ what to do, it uses no graded attempt, it is not retried, and nobody on the staf
 
     missing      no notebook under the release's name: "expected 03_ndarray.ipynb; found
                  my_work.ipynb" (two notebooks under other names, or none, alike)
-    unreadable   the notebook is not a notebook: not JSON, not nbformat (what nbformat says)
+    unreadable   the notebook is not a notebook: not JSON, not nbformat (what nbformat says), or
+                 has cell metadata nbgrader never writes (session.read_notebook, notebook_metadata.py)
     elsewhere    its cells are another assignment's tasks (the task ids of course_lib.tasks)
     no release   its locked cells match no release version the course recorded
                  (release_versions.NoMatchingRelease: a notebook from elsewhere, locked cells edited)
@@ -40,7 +41,16 @@ def _names(stems: list[str]) -> str:
     return shown + (f" and {len(stems) - MAX_NAMES} more" if len(stems) > MAX_NAMES else "")
 
 
+NO_ATTEMPT = "This submission used none of your graded attempts."
+
+
 def mistake(assignment: str, folder: Path, notebooks: list[str], course_root: Path | None) -> str | None:
+    """What is wrong with the submission, then NO_ATTEMPT; None when it can be graded (``_mistake``)."""
+    why = _mistake(assignment, folder, notebooks, course_root)
+    return None if why is None else f"{why.rstrip('. ')}. {NO_ATTEMPT}"
+
+
+def _mistake(assignment: str, folder: Path, notebooks: list[str], course_root: Path | None) -> str | None:
     """What is wrong with the submission in ``folder`` (the service's copy) that the student must
     fix, in the student's terms; None when it can be graded. ``notebooks``: the release's notebook
     ids; ``course_root``: the course folder whose recorded release versions it must match."""
@@ -49,14 +59,13 @@ def mistake(assignment: str, folder: Path, notebooks: list[str], course_root: Pa
     if missing:
         what = f"found {_names(found)}" if found else "found no notebook at all"
         return (f"Your submission has no {_names(missing)}: {what}. Submit your work in the notebook you fetched, "
-                f"under its name {_names(notebooks)}, and submit again. This submission used none of your graded "
-                f"attempts.")
+                f"under its name {_names(notebooks)}, and submit again")
     for nb in notebooks:
         path = folder / f"{nb}.ipynb"
         try:
             submitted = read_notebook(path)
         except StudentError as err:
-            return f"{printable(err)}. Submit the notebook you fetched again (File > Save, then submit)."
+            return printable(err)
         other = _another_assignment(assignment, submitted)
         if other is not None:
             return (f"{path.name} holds the work of {other}, not of {assignment}: its graded cells are {other}'s "
