@@ -19,10 +19,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools.grading import cgroups, sandbox
-from course_tools.grading.runtime import distributions
-from course_tools.grading.session import StudentSession
-from course_tools.grading.suite import run_suite
+from course_tools.grading.sandbox import cgroups, bwrap as sandbox
+from course_tools.grading.sandbox.runtime import distributions
+from course_tools.grading.session.session import StudentSession
+from course_tools.grading.suite.run import run_suite
 from fixtures.hostile_submissions import HOSTILE
 from grading_support import HOSTILE_LIMITS, ROOT, inject, require_sandbox, scores, source, worker_processes
 
@@ -209,7 +209,7 @@ def test_the_sandbox_starts_when_what_it_binds_lies_under_tmp(tmp_path):
     import subprocess
     import types
 
-    from course_tools.grading.runtime import runtime_view
+    from course_tools.grading.sandbox.runtime import runtime_view
 
     package = tmp_path / "venv" / "site-packages"
     package.mkdir(parents=True)
@@ -422,4 +422,5 @@ def test_time_limits_count_cpu_time_with_a_wall_clock_backstop(tmp_path, monkeyp
         assert session.variable("slept") >= 3, "a sleep past the CPU-time limit was stopped"
         errors = session.loaded_cell_errors()
     assert len(errors) == 1 and "took longer than 6 s" in errors[0] and "sleeping" in errors[0], errors
+    assert errors[0].startswith(f"cell {len(nb.cells)}: "), errors   # named where the student finds it: the last cell
     assert time.monotonic() - began < 120

@@ -107,6 +107,7 @@ def test_each_feedback_mode_shows_what_it_promises_of_a_stored_result(course, qu
     assert _worker(course, queue, Policy(feedback=mode)).work_one()
     page, row = _page(course, name), _row(queue, row_id)
     assert (row["state"], row["outcome"], row["counted"]) == (DONE, "reused", False)   # no attempt used
+    assert not (copy_folder(course) / row["folder"]).exists()   # the service's copy, removed once closed
     if mode == "none":
         assert "Feedback before the deadline is off for 01_forward_ops" in page
         assert "forward_transpose" not in page and "wrong shape" not in page and "points" not in page.lower()
@@ -115,6 +116,7 @@ def test_each_feedback_mode_shows_what_it_promises_of_a_stored_result(course, qu
     assert "forward_transpose: \N{BALLOT X} failed" in page and "forward_add: \N{CHECK MARK} passed" in page
     assert "First failing check: batched (3-d)" in page and "wrong shape (2, 3, 4) <b>" in page   # shown as text
     assert "known mistake: reverses every axis" in page
+    assert "so this submission used no graded attempt; 0 of 5 are used today (UTC day). 5 are left." in page
     if mode == "checks":
         assert "points" not in page.lower()
     else:
