@@ -16,11 +16,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from service_support import COURSE_SCRIPT
 
 from course_tools.cli import main as course
 from course_tools.course_dir import init_course
 from course_tools.exchange_folders import ExchangeTakeover, check_course
-from service_support import COURSE_SCRIPT
 
 STUDENT = "xchg-eve"
 COURSE_ID = "demo"
@@ -59,7 +59,7 @@ def exchange(student):
 
 
 def _as(account: str, *command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", account, "--", *command], capture_output=True, text=True, timeout=30)
+    return subprocess.run(["runuser", "-u", account, "--", *command], capture_output=True, text=True, timeout=30, check=False)
 
 
 def _refusals(folder: Path, capsys) -> tuple[str, str]:
@@ -67,7 +67,7 @@ def _refusals(folder: Path, capsys) -> tuple[str, str]:
     assert course(["collect", "01_forward_ops", "--course", str(folder)]) != 0
     collect = capsys.readouterr().err
     served = subprocess.run([COURSE_SCRIPT, "serve", "--once", "--course", str(folder)], capture_output=True,
-                            text=True, timeout=300)
+                            text=True, timeout=300, check=False)
     assert served.returncode != 0, served.stdout + served.stderr
     return collect, served.stdout + served.stderr
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from course_tools.grading.sandbox import bwrap as sandbox
-from course_tools.grading.launch.pool import grade_many
-from course_tools.grading.settings import GradingSettings
 from grading_support import inject, require_sandbox, source
+
+from course_tools.grading.launch.pool import grade_many
+from course_tools.grading.sandbox import bwrap as sandbox
+from course_tools.grading.settings import GradingSettings
 
 require_sandbox()
 
@@ -44,7 +44,7 @@ def classmate():
 
 
 def _as(account: str, *command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", account, "--", *command], capture_output=True, text=True, timeout=30)
+    return subprocess.run(["runuser", "-u", account, "--", *command], capture_output=True, text=True, timeout=30, check=False)
 
 
 def _start_of(pid: int) -> str:

@@ -16,13 +16,13 @@ import re
 
 import nbformat
 import pytest
+from grading_support import require_sandbox
+from service_support import ASSIGNMENT, drop, released_course, rows, serve
 
 from course_tools.build import release_notebook
 from course_tools.demo_class import Persona, filled_release
 from course_tools.service.pages import NOT_GRADED_YET
 from course_tools.service.queue import DONE
-from grading_support import require_sandbox
-from service_support import ASSIGNMENT, drop, released_course, rows, serve
 
 require_sandbox()
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from course_lib import tasks
 
 from .. import release_versions
-from ..grading.session import StudentError, read_notebook
+from ..grading.session.session import StudentError, read_notebook
 from ..terminal import printable
 
 MAX_NAMES = 8   # names of found notebooks a page lists
@@ -88,7 +88,7 @@ def _another_assignment(assignment: str, nb) -> str | None:
             except KeyError:
                 continue
     if owners and assignment not in owners:
-        return sorted(owners)[0]
+        return min(owners)
     return None
 
 
