@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 
 import nbformat
 import pytest
 from grading_support import require_sandbox
 from service_support import ASSIGNMENT, drop, released_course, rows, serve
 
+from course_lib.tasks import ASSIGNMENTS
 from course_tools.build import release_notebook
 from course_tools.demo_class import Persona, filled_release
 from course_tools.service.pages import NOT_GRADED_YET
@@ -113,3 +115,14 @@ def test_a_students_mistakes_are_named_on_their_page_and_the_log_prints_no_contr
     assert f"the work of {OTHER}, not of {ASSIGNMENT}" in pages["cleo"]
     assert "matches no release" in pages["dan"] and "(edited)" in pages["dan"]
     assert json.loads(found["amy"]["feedback_names"])  # the row still names the release's page
+
+
+@pytest.mark.parametrize("assignment", list(ASSIGNMENTS))
+def test_no_release_notebook_is_taken_for_a_mistake(assignment, tmp_path):
+    """The checks never refuse an assignment's own release (its task ids are its own)."""
+    from course_tools.service.mistakes import mistake
+
+    for path in release_notebook(assignment).parent.glob("*.ipynb"):
+        shutil.copy(path, tmp_path / path.name)
+    names = [p.stem for p in release_notebook(assignment).parent.glob("*.ipynb")]
+    assert mistake(assignment, tmp_path, names, None) is None
