@@ -33,7 +33,7 @@ from . import pages
 from .dispatch import dispatcher
 from .intake import Intake
 from .policy import policy_of
-from .publish import feedback_folder, publish
+from .publish import PUBLISHING, feedback_folder, publish
 from .queue import GRADING, QUEUED, Queue, claimant, utcnow
 from .worker import Worker
 
@@ -112,19 +112,22 @@ class Service:
         return len(new)
 
     def _show_pending(self) -> None:
-        """Publish each queued submission's place in the queue (only where it changed)."""
-        waiting = self.queue.waiting()
+        """Publish each queued submission's place in the queue (only where it changed). The look at
+        the queue and the pages are one step under PUBLISHING, so that a row a worker closed
+        meanwhile keeps its final page."""
         per_grading = self._typical_seconds()
-        for ahead, row in enumerate(waiting):
-            if row.state != QUEUED:
-                continue
-            seconds = (ahead // self.workers + 1) * per_grading
-            page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds)
-            if self._pending_shown.get(row.id) == page:
-                continue
-            for name in row.feedback_names.values():
-                publish(self.feedback, name, page)
-            self._pending_shown[row.id] = page
+        with PUBLISHING:
+            waiting = self.queue.waiting()
+            for ahead, row in enumerate(waiting):
+                if row.state != QUEUED:
+                    continue
+                seconds = (ahead // self.workers + 1) * per_grading
+                page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds)
+                if self._pending_shown.get(row.id) == page:
+                    continue
+                for name in row.feedback_names.values():
+                    publish(self.feedback, name, page)
+                self._pending_shown[row.id] = page
         still = {row.id for row in waiting}
         self._pending_shown = {k: v for k, v in self._pending_shown.items() if k in still}
 
