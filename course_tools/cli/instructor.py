@@ -16,21 +16,18 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
-from .. import inbound, release_versions
+from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
+from ..deadlines import late_window_end
 from ..grading.launch.fanout import Job, grade_jobs
-from ..build import release_notebook
 from ..exchange_folders import check_course
-from ..grading.results import ResultStore
+from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.sandbox.bwrap import SandboxUnavailable, sandbox_kind
 from ..grading.settings import GradingSettings
+from ..table import format_table, points
 from ..terminal import printable
 from . import versions
-from .table import format_table, points
-
-
-BLANK_RELEASE = "(the blank release)"
 
 
 def _say(text: str = "") -> None:
@@ -111,23 +108,6 @@ def parse_due(text: str) -> datetime.datetime:
 # Releasing assignment k hands its students the reference code of every earlier assignment (so
 # one wrong answer never cascades): while an earlier assignment still accepts late work that
 # earns points, that release reveals its solution to whoever has not submitted yet.
-def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.datetime | None:
-    """The last moment late work on an assignment due at ``due`` can earn points under this course's
-    late policy; None when there is no such moment (no due date, or a policy that never zeroes)."""
-    if due is None:
-        return None
-    plugin = str(course._setting("AssignLatePenalties", "plugin_class", ""))
-    if plugin.endswith("PercentPerDay"):
-        from ..late_penalty import PercentPerDay, late_window_end as policy_end
-
-        defaults = PercentPerDay()
-        return policy_end(due, float(course._setting("PercentPerDay", "percent_per_day", defaults.percent_per_day)),
-                          float(course._setting("PercentPerDay", "max_percent", defaults.max_percent)))
-    if course._setting("LateSubmissionPlugin", "penalty_method", "none") == "zero":
-        return due  # any lateness scores zero
-    return None     # nbgrader's default: late work keeps its points
-
-
 def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
     """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
     and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
@@ -204,6 +184,11 @@ def collect(course: Course, assignment: str) -> int:
     outcome = inbound.collect(inbound_folder, course.folder("submitted"), assignment,
                               ignore=list(settings.ignore), max_bytes=settings.max_file_size * 1024)
     inbound.save_refusals(course.root, assignment, outcome.refused)
+    for student, first in outcome.first_seen.items():  # the release dates' evidence (version_given.py)
+        try:
+            version_given.note(course.root, assignment, student, submitted=first)
+        except release_versions.VersionError as err:
+            _say(f"warning: {err}")
     if not outcome.collected and not outcome.refused:
         _say(f"no submissions of {assignment} in {inbound_folder} yet")
         return 0
@@ -270,12 +255,13 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
         store.clear(assignment)
     released = versions.release_folder(course, assignment)
     notebooks = [p.name for p in sorted(released.glob("*.ipynb"))]
-    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
+    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name,
+                _collected_at(course.folder("submitted") / student / assignment))
             for student in collected for name in notebooks
             if (course.folder("submitted") / student / assignment / name).exists()]
     # The blank release too (once; untouched submissions share its result): `course report` flags
     # a hidden check that a blank release passes.
-    jobs += [Job(BLANK_RELEASE, assignment, released / name) for name in notebooks]
+    jobs += [Job(BLANK_RELEASE, assignment, released / name, anonymous=True) for name in notebooks]
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
     _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
     started = time.perf_counter()
@@ -329,6 +315,14 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
              f"then run `course grade {assignment} --student <id>`")
         status = 1
     return status
+
+
+def _collected_at(folder: Path) -> str | None:
+    """When the collected submission in ``folder`` was received (ISO), for the version evidence."""
+    from ..submission_times import collected_time
+
+    when = collected_time(folder)
+    return when.isoformat() if when else None
 
 
 def require_sandbox(unsandboxed: bool = False) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime
 from html import escape
 
-from ..grading.target import rewritten_note, version_note
+from ..grading.target import task_note, version_note
 
 STYLE = ("body{font-family:sans-serif;max-width:54em;margin:2em auto;line-height:1.45}"
          ".pass{color:#1a7f37}.fail{color:#b42318}.note{background:#f6f8fa;padding:.6em 1em;border-radius:4px}"
@@ -91,8 +91,8 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
         points = f" ({graded['score']:g} / {graded['points']:g} points)" if show_scores else ""
         body.append(f"<h2 class=\"{'pass' if passed else 'fail'}\">{escape(task_id)}: {mark}{escape(points)}</h2>")
         body.append(f"<p>{ok} of {len(checks)} hidden checks passed.</p>")
-        if rewritten_note(result, task_id):
-            body.append(f"<p>{escape(rewritten_note(result, task_id).strip())}</p>")
+        if task_note(result, task_id):
+            body.append(f"<p>{escape(task_note(result, task_id).strip())}</p>")
         if graded.get("out_of_time"):
             body.append("<p>This task ran out of its time budget: the checks after that point did not run.</p>")
         first = next((c for c in checks if not c["passed"]), None)

@@ -103,7 +103,10 @@ class Worker:
             return
         notebooks = {nb: folder / f"{nb}.ipynb" for nb in row.feedback_names} or {
             p.stem: p for p in sorted(folder.glob("*.ipynb"))}
-        keys = {nb: result_key(row.assignment, path, self.settings) if path.is_file() else None
+        # This student's submission: what the course knows of the release version they were given
+        # is part of what it is graded against (target.py).
+        settings = self.settings.for_submission(row.student, when)
+        keys = {nb: result_key(row.assignment, path, settings) if path.is_file() else None
                 for nb, path in notebooks.items()}
         stored = {nb: self.store.get(row.assignment, key) for nb, key in keys.items()}
         if stored and all(result is not None for result in stored.values()):
@@ -131,7 +134,7 @@ class Worker:
                 self._grading_error(row, f"{nb}.ipynb is missing from the submission")  # cannot be: intake read it
                 return
             started = time.monotonic()
-            result = self.grader.grade(row.assignment, path)
+            result = self.grader.grade(row.assignment, path, settings)
             if not is_stored_score(result):
                 # Measured here, not read from the result: a grading that used its whole time limit.
                 limit = time_limit(row.assignment, self.settings)
