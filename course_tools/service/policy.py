@@ -24,6 +24,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from course_student.words import noun
+
 from ..course_dir import Course, CourseError
 
 FEEDBACK_MODES = ("checks", "scores", "none")
@@ -52,7 +54,7 @@ class Policy:
 def _checked(assignment: str, where: str, values: dict) -> dict:
     unknown = set(values) - {"feedback", "attempts_per_day"}
     if unknown:
-        raise CourseError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))} for {assignment} "
+        raise CourseError(f"{where}: unknown {noun(len(unknown), 'setting')} {', '.join(sorted(unknown))} for {assignment} "
                           f"(known: feedback, attempts_per_day)")
     if "feedback" in values and values["feedback"] not in FEEDBACK_MODES:
         raise CourseError(f"{where}: feedback {values['feedback']!r} for {assignment} must be one of "
