@@ -12,6 +12,7 @@ import pwd
 import shutil
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -59,9 +60,19 @@ def test_accounts_are_private_and_removed_and_others_never_touched():
         (entry,) = accounts.create([name])
         assert entry.pw_gecos == accounts.MARKER and stat.S_IMODE(os.stat(entry.pw_dir).st_mode) == 0o700
         home = Path(entry.pw_dir)
+        # What the account leaves in /tmp: a file, a folder, a file inside root's own folder, a link.
+        shared = Path(tempfile.mkdtemp(prefix="hubcfg-shared-"))
+        os.chmod(shared, 0o1777)
+        left = [Path(tempfile.gettempdir()) / f"{name}-left", Path("/dev/shm") / f"{name}-segment", shared / "inside"]
+        script = (f"touch {left[0]} {left[1]} && mkdir {left[2]} && touch {left[2]}/deep "
+                  f"&& ln -s /etc/passwd {shared}/link")
+        subprocess.run(["runuser", "-u", name, "--", "sh", "-c", script], check=True)
     finally:
         assert accounts.remove([name]) == [name]
     assert not home.exists() and name not in {p.pw_name for p in pwd.getpwall()}
+    assert not any(path.exists() for path in left) and not (shared / "link").is_symlink()
+    assert shared.is_dir() and Path("/etc/passwd").is_file()   # root's folder and the link's target stay
+    shared.rmdir()
     assert accounts.remove(["nobody"]) == [] and "nobody" in {p.pw_name for p in pwd.getpwall()}
     with pytest.raises(accounts.AccountError, match="exists already"):
         accounts.create(["nobody"])

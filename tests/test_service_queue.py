@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from course_tools.service.queue import DONE, GRADING, GRADING_ERROR, QUEUED, Queue, claimant
 from course_tools.service.stats import attempts, held_up_longest, queue_summary
 
@@ -50,6 +52,55 @@ def test_a_row_whose_claimant_died_is_put_back_and_a_live_ones_is_not(tmp_path):
     assert [(r["state"], r["claimed_by"]) for r in queue.rows()] == [(QUEUED, None), (GRADING, me)]
     again = queue.claim(me, lambda r: 3600)
     assert again.attempts == 2     # claimed a second time: the restart's grading
+    queue.close()
+
+
+LIVE = "from course_tools.service.queue import claimant; print(claimant(), flush=True); import time; time.sleep(600)"
+
+
+def test_a_pid_a_student_got_after_the_service_died_does_not_keep_its_rows_and_the_lease_decides(tmp_path):
+    """After kill -9, a student can fork until a child gets the dead service's pid: a claimant
+    is that pid *and* its start time, so the row goes back. A claimant alive on this machine
+    holds its row only until its lease ends (a grading is killed well before)."""
+    queue = _queue(tmp_path)
+    for n in range(3):
+        _enqueue(queue, n)
+    dead = subprocess.run([sys.executable, "-c", "from course_tools.service.queue import claimant; print(claimant())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    live = subprocess.Popen([sys.executable, "-c", LIVE], stdout=subprocess.PIPE, text=True)
+    try:
+        living = live.stdout.readline().strip()
+        host, pid = living.split(":")[:2]
+        assert dead.split(":")[0] == host and dead.split(":")[1] != pid
+        recycled = ":".join([host, pid, *dead.split(":")[2:]])   # the dead claimant, its pid now another process's
+        me = claimant()
+        queue.claim(recycled, lambda r: 3600)
+        queue.claim(living, lambda r: 3600)
+        queue.claim(living, lambda r: -1)      # its lease ran out a second ago
+        assert queue.reclaim(me) == 2
+        assert [(r["state"], r["claimed_by"]) for r in queue.rows()] == [(QUEUED, None), (GRADING, living),
+                                                                        (QUEUED, None)]
+    finally:
+        live.kill()
+        live.wait()
+    assert queue.reclaim(me) == 1               # and once it has exited, its row too
+    queue.close()
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_claims_take_students_in_turn_so_a_backlog_never_holds_a_classmate_back(tmp_path, database, request):
+    """One student's 20 queued submissions, then a classmate's first and a third student's: the
+    classmates are claimed within the next two claims, not after the backlog, and the pending
+    pages' order (waiting) is the order of the claims."""
+    db_url = f"sqlite:///{tmp_path}/gradebook.db" if database == "sqlite" else request.getfixturevalue("postgres_url")
+    queue = Queue(db_url)
+    flood = [_enqueue(queue, n, student="mallory") for n in range(20)]
+    ben, cleo = _enqueue(queue, 20, student="ben"), _enqueue(queue, 21, student="cleo")
+    me = claimant()
+    assert queue.claim(me, lambda r: 60).id == flood[0]        # mallory's first, as she came first
+    projected = [r.id for r in queue.waiting() if r.state == QUEUED]
+    claimed = [queue.claim(me, lambda r: 60).id for _ in range(21)]
+    assert claimed[:2] == [ben, cleo] and claimed[2:] == flood[1:] and claimed == projected
     queue.close()
 
 

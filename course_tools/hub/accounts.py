@@ -3,18 +3,22 @@
 Each account gets its own home (mode 0700: nobody else, no student, reads it) and a user
 private group. Accounts made here carry MARKER in their comment field; ``remove`` refuses to
 touch an account without it, so an existing account of the same name is never taken over or
-deleted. Needs root (useradd, userdel).
+deleted. Removing an account also removes what it left in the shared temporary folders (/tmp,
+/var/tmp, /dev/shm): files owned by a freed uid would otherwise belong to whoever gets that uid
+next. Needs root (useradd, userdel).
 """
 from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 MARKER = "course-hub account (removed by the course's hub tools)"
+SHARED_TEMPORARY = (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"))
 
 
 class AccountError(RuntimeError):
@@ -92,6 +96,34 @@ def stop_processes(name: str) -> None:
         kill_processes(pwd.getpwnam(name).pw_uid)
 
 
+def remove_temporary_files(uid: int, folders=SHARED_TEMPORARY) -> list[Path]:
+    """Remove everything owned by ``uid`` in ``folders``, at any depth (a file the account left in
+    another account's folder too), never following a link; returns what was removed."""
+    removed = []
+    pending = [folder for folder in folders if folder.is_dir() and not folder.is_symlink()]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:   # a folder of another account that root may still not list (a FUSE mount)
+            continue
+        for entry in entries:
+            try:
+                owner = entry.stat(follow_symlinks=False).st_uid
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            path = Path(entry.path)
+            if owner == uid:
+                if is_folder:
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+                removed.append(path)
+            elif is_folder:
+                pending.append(path)
+    return removed
+
+
 def remove(names: list[str]) -> list[str]:
     """Remove the accounts made here among ``names`` (their processes, home and group);
     returns the names removed. Others are left alone."""
@@ -99,7 +131,9 @@ def remove(names: list[str]) -> list[str]:
     for name in names:
         if not ours(name):
             continue
-        kill_processes(pwd.getpwnam(name).pw_uid)
+        uid = pwd.getpwnam(name).pw_uid
+        kill_processes(uid)
+        remove_temporary_files(uid)
         # userdel warns (exit 12) when there is no mail spool; the account is gone all the same.
         result = subprocess.run(["userdel", "--remove", name], capture_output=True, text=True)
         if result.returncode not in (0, 12) or ours(name):

@@ -36,11 +36,15 @@ def _page(title: str, body: list[str]) -> str:
 
 
 def _when(moment: datetime.datetime) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} UTC"
+    # To the second: a student who submits twice in a minute must tell the two pages apart.
+    return f"{moment:%Y-%m-%d %H:%M:%S} UTC"
 
 
 def _head(assignment: str, submitted_at: datetime.datetime) -> list[str]:
-    return [f"<h1>{escape(assignment)}: feedback on your submission of {escape(_when(submitted_at))}</h1>"]
+    head = [f"<h1>{escape(assignment)}: feedback on your submission of {escape(_when(submitted_at))}</h1>"]
+    if submitted_at.microsecond:   # the Assignments tab lists nbgrader's timestamp to the microsecond
+        head.append(f"<p>Submitted at {submitted_at:%Y-%m-%d %H:%M:%S.%f} UTC, as the Assignments tab lists it.</p>")
+    return head
 
 
 def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool) -> str:
@@ -95,6 +99,15 @@ def pending_page(assignment: str, submitted_at: datetime.datetime, ahead: int, s
     return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
         f"<p class=\"note\">Your submission is in the grading queue: {escape(where)}, about "
         f"{escape(_duration(seconds))}. Fetch the feedback again in a moment.</p>"])
+
+
+def refused_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:
+    """A submission that is not graded, now or at the final grading, because of what it is."""
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        "<p class=\"note\">Your submission was received but cannot be graded, now or in the final grading: "
+        f"{escape(why)}.</p>",
+        "<p>Submit the assignment's notebook as it was fetched and worked on (nbgrader's Submit button or "
+        "<code>course submit</code>); your earlier submissions are kept.</p>"])
 
 
 def error_page(assignment: str, submitted_at: datetime.datetime) -> str:
