@@ -57,13 +57,13 @@ hub: venv
 hub-test: venv
 	$(PY) -m pytest -q tests/test_hub.py
 
-# The same test, writing the README's screenshots into docs/.
+# The same test, writing the documentation's screenshots into docs/.
 hub-screenshots: venv
 	COURSE_HUB_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_hub.py
 
 # Conv (all presets), pooling and the demo CNN's step against PyTorch: with the default threads,
 # then single-threaded (the steadier figures on a shared machine). About 2 minutes.
-# The instructor report's picture in the README (docs/report.png), from the tests' simulated class.
+# The instructor report's picture in the docs (docs/report.png), from the tests' simulated class.
 report-screenshot: venv
 	COURSE_REPORT_SCREENSHOT=docs $(PY) -m pytest -q tests/test_course_workflow.py -k report_page
 

@@ -3,6 +3,8 @@
     reference/commands.md     every `course` command and option, from the argparse parsers
     reference/environment.md  every COURSE_* environment variable, from the code that reads it
     reference/settings.md     every nbgrader setting this bundle adds, from its traitlets classes
+    reference/more.md         a toctree of the docs/*.md pages index.md does not list yet (a page
+                              someone adds is built and reachable at once, never a build warning)
 
 The files are written into docs/reference/ at each build (git ignores them: never edit them).
 """
@@ -104,11 +106,22 @@ def settings_page() -> str:
     return "\n".join(lines)
 
 
+def more_page() -> str:
+    index = (DOCS / "index.md").read_text()
+    listed = set(re.findall(r"^([\w/-]+)\s*$", index, flags=re.M))
+    others = sorted(p.stem for p in DOCS.glob("*.md") if p.stem != "index" and p.stem not in listed)
+    lines = [BANNER, "", "# More pages", ""]
+    if not others:
+        return "\n".join(lines + ["Every page is in the index."])
+    return "\n".join(lines + ["Pages not yet placed in the index:", "", "```{toctree}", ":maxdepth: 1", ""]
+                      + [f"../{name}" for name in others] + ["```"])
+
+
 def write_pages(folder: Path = DOCS / "reference") -> list[Path]:
     folder.mkdir(exist_ok=True)
     written = []
     for name, make in (("commands.md", commands_page), ("environment.md", environment_page),
-                       ("settings.md", settings_page)):
+                       ("settings.md", settings_page), ("more.md", more_page)):
         path = folder / name
         text = make().rstrip() + "\n"
         if not path.exists() or path.read_text() != text:  # unchanged files keep Sphinx's cache valid
