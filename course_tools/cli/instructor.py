@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from course_student.words import plural
 
-from .. import inbound, release_versions
+from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
 from ..grading.launch.fanout import Job, grade_jobs
@@ -204,6 +204,11 @@ def collect(course: Course, assignment: str) -> int:
     outcome = inbound.collect(inbound_folder, course.folder("submitted"), assignment,
                               ignore=list(settings.ignore), max_bytes=settings.max_file_size * 1024)
     inbound.save_refusals(course.root, assignment, outcome.refused)
+    for student, first in outcome.first_seen.items():  # the release dates' evidence (version_given.py)
+        try:
+            version_given.note(course.root, assignment, student, submitted=first)
+        except release_versions.VersionError as err:
+            _say(f"warning: {err}")
     if not outcome.collected and not outcome.refused:
         _say(f"no submissions of {assignment} in {inbound_folder} yet")
         return 0
@@ -270,12 +275,13 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
         store.clear(assignment)
     released = versions.release_folder(course, assignment)
     notebooks = [p.name for p in sorted(released.glob("*.ipynb"))]
-    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
+    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name,
+                _collected_at(course.folder("submitted") / student / assignment))
             for student in collected for name in notebooks
             if (course.folder("submitted") / student / assignment / name).exists()]
     # The blank release too (once; untouched submissions share its result): `course report` flags
     # a hidden check that a blank release passes.
-    jobs += [Job(BLANK_RELEASE, assignment, released / name) for name in notebooks]
+    jobs += [Job(BLANK_RELEASE, assignment, released / name, anonymous=True) for name in notebooks]
     where = f"the Dask cluster at {scheduler}" if scheduler else f"{plural(workers, 'worker')}"
     _say(f"grading {plural(len(collected), 'submission')} of {assignment}: hidden suites on {where}")
     started = time.perf_counter()
@@ -329,6 +335,14 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
              f"then run `course grade {assignment} --student <id>`")
         status = 1
     return status
+
+
+def _collected_at(folder: Path) -> str | None:
+    """When the collected submission in ``folder`` was received (ISO), for the version evidence."""
+    from ..submission_times import collected_time
+
+    when = collected_time(folder)
+    return when.isoformat() if when else None
 
 
 def require_sandbox(unsandboxed: bool = False) -> None:

@@ -23,6 +23,7 @@ from ..build import release_notebook
 from ..course_dir import Course
 from ..grading.results import ResultStore
 from ..grading.route import result_key
+from ..submission_times import collected_time
 from ..grading.settings import GradingSettings
 from ..inbound import load_refusals
 from ..grading.suite.run import graded_tasks
@@ -125,7 +126,8 @@ def load(course: Course, assignment: str) -> ClassData:
     for record in records:
         path = course.folder("submitted") / record.student / assignment / notebook.name
         key = store.key_of_student(assignment, record.student) or (
-            result_key(assignment, path, settings) if path.exists() else None)
+            result_key(assignment, path, settings.for_submission(record.student, collected_time(path.parent)))
+            if path.exists() else None)
         record.result = store.get(assignment, key)
         record.blank = key is not None and key == blank_key
     errors = store.grading_errors(assignment)

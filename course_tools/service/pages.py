@@ -20,7 +20,7 @@ from html import escape
 
 from course_student.words import plural
 
-from ..grading.target import rewritten_note, version_note
+from ..grading.target import task_note, version_note
 
 STYLE = ("body{font-family:sans-serif;max-width:54em;margin:2em auto;line-height:1.45}"
          ".pass{color:#1a7f37}.fail{color:#b42318}.note{background:#f6f8fa;padding:.6em 1em;border-radius:4px}"
@@ -92,8 +92,8 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
         points = f" ({graded['score']:g} / {plural(graded['points'], 'point')})" if show_scores else ""
         body.append(f"<h2 class=\"{'pass' if passed else 'fail'}\">{escape(task_id)}: {mark}{escape(points)}</h2>")
         body.append(f"<p>{ok} of {len(checks)} hidden checks passed.</p>")
-        if rewritten_note(result, task_id):
-            body.append(f"<p>{escape(rewritten_note(result, task_id).strip())}</p>")
+        if task_note(result, task_id):
+            body.append(f"<p>{escape(task_note(result, task_id).strip())}</p>")
         if graded.get("out_of_time"):
             body.append("<p>This task ran out of its time budget: the checks after that point did not run.</p>")
         first = next((c for c in checks if not c["passed"]), None)
@@ -132,6 +132,16 @@ def refused_page(assignment: str, submitted_at: datetime.datetime, why: str) -> 
         f"{escape(why)}.</p>",
         "<p>Submit the assignment's notebook as it was fetched and worked on (nbgrader's Submit button or "
         "<code>course submit</code>); your earlier submissions are kept.</p>"])
+
+
+def timed_out_page(assignment: str, submitted_at: datetime.datetime, limit: int) -> str:
+    """A submission whose grading was stopped at its time limit (the attempt counts)."""
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        f"<p class=\"note\">Your notebook's grading ran for more than {limit} s, its time limit, and was "
+        f"stopped: it is not graded now, and this counts as one of today's graded attempts.</p>",
+        "<p>Look for code that sleeps, waits for input or loops without end, in a cell or in a function the "
+        "checks call. The same notebook is not graded again before the deadline; the final grading grades "
+        "your last submission.</p>"])
 
 
 def error_page(assignment: str, submitted_at: datetime.datetime) -> str:

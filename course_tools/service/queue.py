@@ -49,7 +49,8 @@ submissions = Table(
     Column("fingerprint", String(64)),                      # results.py's key of its notebook (None: unreadable)
     Column("feedback_names", Text, nullable=False),         # JSON {notebook id: nbgrader's notebook_hash}
     Column("state", String(16), nullable=False, default=QUEUED),
-    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden | refused
+    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden |
+                                                            # timed_out_before | refused | held; timed_out (an error)
     Column("counted", Boolean, nullable=False, default=False),   # a graded attempt (the daily limit)
     Column("attempts", Integer, nullable=False, default=0),      # times claimed
     Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
@@ -182,6 +183,29 @@ class Queue:
         with self.engine.begin() as conn:
             return set(conn.execute(select(submissions.c.folder).where(submissions.c.assignment == assignment))
                        .scalars())
+
+    def queued_folders(self, assignment: str) -> set[str]:
+        with self.engine.begin() as conn:
+            return set(conn.execute(select(submissions.c.folder).where(
+                submissions.c.assignment == assignment, submissions.c.state == QUEUED)).scalars())
+
+    def hold(self, folder: str, seconds: float) -> bool:
+        """Keep the queued row of ``folder`` from being claimed for ``seconds`` (0: release it);
+        False when it is not queued (claimed meanwhile, or done)."""
+        until = utcnow() + datetime.timedelta(seconds=seconds) if seconds else None
+        with self.engine.begin() as conn:
+            return conn.execute(update(submissions).where(submissions.c.folder == folder,
+                                                          submissions.c.state == QUEUED)
+                                .values(lease_until=until)).rowcount == 1
+
+    def retaken(self, folder: str, submitted_at: datetime.datetime, fingerprint: str | None,
+                feedback_names: dict) -> bool:
+        """A queued folder read again (it changed after it was taken): its new time, key and names."""
+        with self.engine.begin() as conn:
+            return conn.execute(update(submissions).where(submissions.c.folder == folder,
+                                                          submissions.c.state == QUEUED).values(
+                submitted_at=submitted_at, fingerprint=fingerprint,
+                feedback_names=json.dumps(feedback_names))).rowcount == 1
 
     def enqueue(self, assignment: str, student: str, folder: str, submitted_at: datetime.datetime,
                 fingerprint: str | None, feedback_names: dict, state: str = QUEUED,
@@ -322,6 +346,13 @@ class Queue:
                 if name in json.loads(names).values():
                     return student
         return None
+
+    def timed_out_before(self, fingerprint: str, besides: int) -> bool:
+        """Whether another row of the same notebook (fingerprint) ended killed at its time limit."""
+        with self.engine.begin() as conn:
+            return conn.execute(select(submissions.c.id).where(
+                submissions.c.fingerprint == fingerprint, submissions.c.id != besides,
+                submissions.c.outcome == "timed_out").limit(1)).first() is not None
 
     def queued_of(self, assignment: str, student: str) -> int:
         """How many of ``student``'s submissions of ``assignment`` wait in the queue."""

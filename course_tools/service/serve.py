@@ -31,7 +31,7 @@ from ..course_dir import Course, CourseError
 from ..grading.settings import GradingSettings
 from . import pages
 from .dispatch import dispatcher
-from .intake import Intake
+from .intake import LOOK_SECONDS, Intake
 from .policy import policy_of
 from .publish import feedback_folder, publish
 from .queue import GRADING, QUEUED, Queue, claimant, utcnow
@@ -65,6 +65,8 @@ class Service:
         self.work_ready, self.stop = threading.Event(), threading.Event()
         self._policies: dict = {}
         self._pending_shown: dict[int, str] = {}
+        self._looks: dict = {}        # intake.py's looks at folders, from one scan to the next
+        self.unsettled = 0            # folders the last scan left for a look soon
         self.feedback = feedback_folder(course.exchange, course.course_id)
 
     # ------------------------------------------------------------------ policy, per scan
@@ -102,7 +104,9 @@ class Service:
         back = self.queue.reclaim(self.me)
         if back:
             log.warning("put back %s whose grading process died", plural(back, "submission"))
-        new = Intake(self.course, self.queue, assignments, self.policy).scan()
+        intake = Intake(self.course, self.queue, assignments, self.policy, self._looks)
+        new = intake.scan()
+        self.unsettled = intake.unsettled
         if new or back:
             self.work_ready.set()
         self._show_pending()
@@ -170,6 +174,8 @@ class Service:
                         self.changed.clear()
                         next_scan, next_pending = now + self.rescan_seconds, now + PENDING_REFRESH_SECONDS
                         self.scan()   # shows the pending pages too
+                        if self.unsettled:   # a folder still being written, or looked at once: look again soon
+                            next_scan = min(next_scan, now + LOOK_SECONDS)
                     elif now >= next_pending:   # only the queue moved: its pages, not a scan of the exchange
                         next_pending = now + PENDING_REFRESH_SECONDS
                         self._show_pending()
@@ -178,7 +184,7 @@ class Service:
                 except Exception:  # noqa: BLE001 - a failed scan is retried, it never ends the service
                     log.exception("the scan failed; trying again in %s s", FAILED_SCAN_PAUSE)
                     next_scan = min(next_scan, now + FAILED_SCAN_PAUSE)
-                if once and not self.queue.waiting():
+                if once and not self.unsettled and not self.queue.waiting():
                     break
                 self.wake.wait(1.0 if once else max(0.0, next_scan - time.monotonic()))
                 self.wake.clear()

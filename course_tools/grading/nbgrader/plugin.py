@@ -27,6 +27,7 @@ from traitlets import Bool, Enum, Integer
 from course_student.words import plural
 
 from ..results import ResultStore
+from ...submission_times import collected_time
 from ..route import is_stored_score, result_key
 from ..launch.runner import grade_in_process
 from ..settings import GradingSettings
@@ -92,6 +93,8 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             if path is None:
                 path = Path(scratch) / f"{notebook}.ipynb"
                 nbformat.write(nb, str(path))
+            else:  # this student's submission: the version they were given is part of the target (target.py)
+                settings = settings.for_submission(student, collected_time(path.parent))
             key = result_key(assignment, path, settings)
             stored = store.get(assignment, key)
             if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)

@@ -16,7 +16,8 @@ submission calls). A task that uses it up loses its remaining checks, with a mes
 the other tasks are graded as usual. The budget, like every time limit of a worker
 (sandbox.Limits), counts the submission's own CPU time, read from its cgroup (its processes,
 children included, and nobody else's): a busy neighbour slows an honest submission down but
-cannot use up its time. Each wait also ends after ``wall_factor`` times its seconds on the
+cannot use up its time, and time in which none of its processes could run (it sleeps, or
+stopped itself) counts as its CPU time. Each wait also ends after ``wall_factor`` times its seconds on the
 wall clock, and a task is charged at least its wall time over that factor, so code that sleeps
 or blocks runs out too. Where the machine cannot count a worker's CPU time (no cgroup), the
 wall clock is all there is, as before.
@@ -53,7 +54,7 @@ from ... import build, notebook_metadata
 from ...demonstrations import is_demonstration
 from ..sandbox import bwrap as sandbox
 from .. import views
-from ..sandbox.cgroups import Cgroup
+from ..sandbox.cgroups import Cgroup, runnable, tree_threads
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from ..diagnosis.diagnosis import Call, Diagnoser
 from ..settings import GradingSettings
@@ -101,18 +102,25 @@ def program_cells(submitted: nbformat.NotebookNode, release: nbformat.NotebookNo
     tests = {gid for gid, c in canonical.items() if _meta(c).get("grade") and not _meta(c).get("solution")}
     shows = {gid for gid, c in canonical.items() if is_demonstration(c)}
     cells = []
-    for cell in submitted.cells:
+    for index, cell in enumerate(submitted.cells):
         if cell.get("cell_type") != "code":
             continue
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
         if grade_id in tests or grade_id in shows or (meta.get("grade") and not meta.get("solution")):
             continue
+        # position: where the student sees the cell (1 = the notebook's first cell, as `course check` counts)
         if grade_id in canonical and _meta(canonical[grade_id]).get("locked"):
-            cells.append({"grade_id": grade_id, "source": canonical[grade_id].source})
+            cells.append({"grade_id": grade_id, "source": canonical[grade_id].source, "position": index + 1})
         else:
-            cells.append({"grade_id": grade_id, "source": cell.get("source", "")})
+            cells.append({"grade_id": grade_id, "source": cell.get("source", ""), "position": index + 1})
     return cells
+
+
+def cell_label(cell: dict) -> str:
+    """A program cell named as the student finds it in their notebook: "cell 46 (forward_add_code)"."""
+    grade_id = cell.get("grade_id")
+    return f"cell {cell['position']}" + (f" ({grade_id})" if isinstance(grade_id, str) and grade_id else "")
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
@@ -313,11 +321,23 @@ class StudentSession:
         """The worker's next message; a wait ends at ``deadline`` (wall clock) or, where the CPU
         time can be counted, once the worker has used ``cpu_seconds`` of it while we waited."""
         poll, started = self._poll, self._student_cpu()
-        if cpu_seconds is not None and started is not None:
+        if cpu_seconds is not None:
+            # While we wait, the worker is the one to work. Time in which none of its threads
+            # could run (sleeping, or stopped: SIGSTOP) is its own choice, charged as CPU time, so
+            # a notebook that sleeps or stops itself holds a worker for its CPU budget, not the
+            # wall factor times it; time it waited for a CPU that others held is not charged.
+            idle, last = [0.0], [time.monotonic()]
+
             def poll():
                 self._poll()
-                if (self._student_cpu() or started) - started > cpu_seconds:
-                    raise ChannelTimeout(f"it used more than {cpu_seconds:g} s of CPU time")
+                now = time.monotonic()
+                if self._runnable() is False:
+                    idle[0] += now - last[0]
+                last[0] = now
+                used = (self._student_cpu() or started) - started if started is not None else 0.0
+                if used + idle[0] > cpu_seconds:
+                    raise ChannelTimeout(f"it used more than {cpu_seconds:g} s of CPU time (time it spent "
+                                         f"sleeping or stopped counts)")
         try:
             return self.channel.receive(deadline, poll=poll)
         except ChannelTimeout:
@@ -386,6 +406,17 @@ class StudentSession:
 
     def _charge(self, seconds: float) -> None:
         self.spent[self.current_task] = self.spent.get(self.current_task, 0.0) + seconds
+
+    def _runnable(self) -> bool | None:
+        """Whether a thread of the submission's processes runs or waits for a CPU (cgroups.runnable):
+        its cgroup's threads, else the worker's process tree; None: nothing to look at."""
+        if self.cgroup is not None:
+            found = self.cgroup.runnable()
+            if found is not None:
+                return found
+        if self.process is None or self.process.poll() is not None:
+            return None
+        return runnable(tree_threads(self.process.pid))
 
     def _student_cpu(self) -> float | None:
         """CPU seconds the submission's processes have used in this session (every worker it had),
@@ -614,7 +645,10 @@ class StudentSession:
                 f"{described}, {problem}: does it call .compact() where it needs a row-major array?")
 
     def loaded_cell_errors(self) -> list[str]:
-        return [f"{c.get('cell')}: {str(c.get('error'))[:300]}" for c in self.load_report if not c.get("ok")]
+        # The worker reports the cells in the order it was given them: named here, from the grader's
+        # own list, by their place in the student's notebook (not by the worker's word).
+        return [f"{cell_label(cell)}: {str(report.get('error'))[:300]}"
+                for cell, report in zip(self.cells, self.load_report) if not report.get("ok")]
 
     # ------------------------------------------------------------------ one wrapper per scenario
     def forward(self, op, attrs, *arrays, substitutes=None):
