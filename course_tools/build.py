@@ -30,10 +30,9 @@ from course_lib import tasks
 from course_student.env import QUIET_KERNEL, kernel_environment, tool_env  # one home, shared with `course check`
 from course_student.words import noun, plural
 
+from .paths import RELEASE, ROOT, SOLUTIONS, SOURCE
 from .student_lib import build_student_lib
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE, RELEASE, SOLUTIONS = ROOT / "source", ROOT / "assignments", ROOT / "solutions"
 GENERATED_NOTE = "generated from source/{id}/{id}.ipynb by `python -m course_tools.build` - do not edit; edit the source"
 SOLUTION_TIMEOUT_S = 600
 GLOSSARY = ROOT / "docs" / "glossary.md"

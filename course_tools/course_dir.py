@@ -28,8 +28,8 @@ from course_student.errors import CourseError, check_assignment  # noqa: F401
 from course_student.nbgrader_run import error_lines, run_nbgrader  # noqa: F401
 
 from . import access
+from .paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "nbgrader_config.py"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 # nbgrader's own folder names, inside a course folder: links to the bundle's source/ and assignments/.

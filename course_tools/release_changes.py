@@ -18,9 +18,9 @@ import nbformat
 
 from course_student.words import plural
 
+from .paths import SUITES
 from .release_versions import describe_release, task_contracts
 
-SUITES = Path(__file__).resolve().parents[1] / "autograder"
 
 
 def top_level_names(course_lib: Path) -> dict[str, set[str]]:

@@ -32,7 +32,7 @@ from course_tools.cli import main as course
 from course_tools.course_dir import Course, init_course
 from course_tools.demo_class import DemoClass, blank, filled_release
 from course_tools.grading.results import ResultStore
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 from grading_support import require_sandbox
 from service_support import ASSIGNMENT, drop, page_of, rows, serve
 

@@ -21,17 +21,14 @@ from course_student.words import plural
 from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
+from ..deadlines import late_window_end
 from ..grading.launch.fanout import Job, grade_jobs
-from ..build import release_notebook
-from ..grading.results import ResultStore
+from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.sandbox.bwrap import SandboxUnavailable, sandbox_kind
 from ..grading.settings import GradingSettings
+from ..table import format_table, points
 from ..terminal import printable
 from . import versions
-from .table import format_table, points
-
-
-BLANK_RELEASE = "(the blank release)"
 
 
 def _say(text: str = "") -> None:
@@ -112,23 +109,6 @@ def parse_due(text: str) -> datetime.datetime:
 # Releasing assignment k hands its students the reference code of every earlier assignment (so
 # one wrong answer never cascades): while an earlier assignment still accepts late work that
 # earns points, that release reveals its solution to whoever has not submitted yet.
-def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.datetime | None:
-    """The last moment late work on an assignment due at ``due`` can earn points under this course's
-    late policy; None when there is no such moment (no due date, or a policy that never zeroes)."""
-    if due is None:
-        return None
-    plugin = str(course._setting("AssignLatePenalties", "plugin_class", ""))
-    if plugin.endswith("PercentPerDay"):
-        from ..late_penalty import PercentPerDay, late_window_end as policy_end
-
-        defaults = PercentPerDay()
-        return policy_end(due, float(course._setting("PercentPerDay", "percent_per_day", defaults.percent_per_day)),
-                          float(course._setting("PercentPerDay", "max_percent", defaults.max_percent)))
-    if course._setting("LateSubmissionPlugin", "penalty_method", "none") == "zero":
-        return due  # any lateness scores zero
-    return None     # nbgrader's default: late work keeps its points
-
-
 def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
     """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
     and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""

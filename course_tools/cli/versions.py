@@ -119,7 +119,7 @@ def _total(result: dict | None) -> str:
 def latest_consequences(course: Course, assignment: str, jobs: list, store, own, latest) -> str:
     """A table: each submission's score on its own version and on the latest (from the result store)."""
     from ..grading.route import result_key
-    from .table import format_table
+    from ..table import format_table
 
     rows = []
     for job in jobs:

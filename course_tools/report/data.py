@@ -21,7 +21,7 @@ from course_lib import tasks
 
 from ..build import release_notebook
 from ..course_dir import Course
-from ..grading.results import ResultStore
+from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.route import result_key
 from ..submission_times import collected_time
 from ..grading.settings import GradingSettings
@@ -117,8 +117,6 @@ def load(course: Course, assignment: str) -> ClassData:
                     record.tasks[grade.name] = TaskScore(float(grade.score or 0.0), float(grade.max_score),
                                                          is_manual, bool(grade.needs_manual_grade))
             records.append(record)
-    from ..cli.instructor import BLANK_RELEASE
-
     # The key each student was last graded with (the bundle may have changed since), else today's,
     # against the release version the notebook belongs to (as `course grade` files it).
     settings = GradingSettings(course_root=str(course.root))

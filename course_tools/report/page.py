@@ -8,7 +8,7 @@ from pathlib import Path
 
 from course_student.words import plural
 
-from ..cli.table import format_table
+from ..table import format_table
 from . import figures
 from .data import ClassData
 from .stats import CheckStats, TaskStats, check_stats, disagreements, miscalibrated, task_stats
@@ -195,7 +195,7 @@ def similarity_html(assignment: str, pairs: list, codes: dict, top: int = 20, se
              f"<p class=meta>Solution cells compared after normalising names, comments, docstrings and the order "
              f"of top-level statements; the release's own code does not count. {plural(len(codes), 'submission')} compared"
              + (f" in {seconds:.1f} s" if seconds is not None else "") + ". A high score says where to look, "
-             f"not who copied.</p>", "<table><tr><th>#</th><th>students</th><th>similarity</th><th>shared "
+             "not who copied.</p>", "<table><tr><th>#</th><th>students</th><th>similarity</th><th>shared "
              "fingerprints</th></tr>"]
     for i, p in enumerate(pairs[:top], 1):
         parts.append(f"<tr><td><a href='#pair{i}'>{i}</a></td><td>{e(p.a)} &amp; {e(p.b)}</td>"

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from course_student.words import noun
 
 from ..course_dir import Course, CourseError
+from ..deadlines import late_window_end
 
 FEEDBACK_MODES = ("checks", "scores", "none")
 DEFAULT_FEEDBACK = "checks"
@@ -79,8 +80,6 @@ def _checked(assignment: str, where: str, values: dict) -> dict:
 
 def policy_of(course: Course, assignment: str, due: datetime.datetime | None) -> Policy:
     """The policy of ``assignment`` in ``course`` (due: its due date in the gradebook)."""
-    from ..cli.instructor import late_window_end
-
     where = f"{course.root}/nbgrader_config.py (c.{SECTION})"
     base = _checked("every assignment", where, {
         key: value for key in SETTINGS

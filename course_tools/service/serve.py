@@ -34,7 +34,7 @@ from .dispatch import dispatcher
 from .intake import LOOK_SECONDS, Intake
 from .policy import policy_of
 from .publish import feedback_folder, publish
-from .queue import GRADING, QUEUED, Queue, claimant, utcnow
+from .queue import QUEUED, Queue, claimant, utcnow
 from .worker import Worker
 
 log = logging.getLogger("course.serve")

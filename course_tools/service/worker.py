@@ -29,7 +29,6 @@ import logging
 import shutil
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..course_dir import Course
 from ..grading.results import ResultStore
