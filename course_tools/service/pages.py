@@ -19,6 +19,8 @@ from __future__ import annotations
 import datetime
 from html import escape
 
+from course_student.words import plural
+
 from ..grading.target import task_note, version_note
 
 STYLE = ("body{font-family:sans-serif;max-width:54em;margin:2em auto;line-height:1.45}"
@@ -88,7 +90,7 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
         ok = sum(1 for c in checks if c["passed"])
         passed = ok == len(checks)
         mark = "\N{CHECK MARK} passed" if passed else "\N{BALLOT X} failed"
-        points = f" ({graded['score']:g} / {graded['points']:g} points)" if show_scores else ""
+        points = f" ({graded['score']:g} / {plural(graded['points'], 'point')})" if show_scores else ""
         body.append(f"<h2 class=\"{'pass' if passed else 'fail'}\">{escape(task_id)}: {mark}{escape(points)}</h2>")
         body.append(f"<p>{ok} of {len(checks)} hidden checks passed.</p>")
         if task_note(result, task_id):

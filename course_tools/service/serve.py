@@ -25,6 +25,8 @@ import statistics
 import threading
 import time
 
+from course_student.words import plural
+
 from ..course_dir import Course, CourseError
 from ..exchange_folders import check_course
 from ..grading.settings import GradingSettings
@@ -106,7 +108,7 @@ class Service:
         self._refresh_policies(assignments)
         back = self.queue.reclaim(self.me)
         if back:
-            log.warning("put back %d submission(s) whose grading process died", back)
+            log.warning("put back %s whose grading process died", plural(back, "submission"))
         intake = Intake(self.course, self.queue, assignments, self.policy, self._looks)
         new = intake.scan()
         self.unsettled = intake.unsettled
@@ -169,8 +171,8 @@ class Service:
         threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
         for thread in threads:
             thread.start()
-        log.info("serving %s (%s) with %d worker(s) as %s", self.course.root, self.course.course_id,
-                 self.workers, self.me)
+        log.info("serving %s (%s) with %s as %s", self.course.root, self.course.course_id,
+                 plural(self.workers, "worker"), self.me)
         next_scan = next_pending = 0.0
         try:
             while not self.stop.is_set():
