@@ -160,5 +160,6 @@ def test_a_list_grade_id_in_one_notebook_never_stops_the_service_and_its_student
     serve(demo, "--once", "--workers", "1")   # exits 0 (serve asserts it)
     found = {r["folder"]: r for r in rows(demo)}
     assert found[honest]["state"] == "done" and "15 of 15 tasks pass" in _text(page_of(demo, found[honest]))
-    assert found[bad]["state"] == "done" and found[bad]["outcome"] == "graded"
+    # The student's own mistake (service/mistakes.py): not graded, no attempt used, not retried
+    assert found[bad]["state"] == "done" and found[bad]["outcome"] == "mistake"
     assert "cell metadata that nbgrader never writes" in _text(page_of(demo, found[bad]))

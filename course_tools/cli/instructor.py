@@ -23,6 +23,7 @@ from ..course_dir import (Course, CourseError, bundle_exposures, check_assignmen
                           init_course)
 from ..deadlines import late_window_end
 from ..grading.launch.fanout import Job, grade_jobs
+from ..exchange_folders import check_course
 from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.sandbox.bwrap import SandboxUnavailable, sandbox_kind
 from ..grading.settings import GradingSettings
@@ -177,6 +178,7 @@ def collect(course: Course, assignment: str) -> int:
     from nbgrader.coursedir import CourseDirectory
 
     check_assignment(assignment)
+    check_course(course.exchange, course.course_id, ("inbound",))   # the grader's, not a student's (exchange_folders.py)
     inbound_folder = course.exchange / course.course_id / "inbound"
     if not inbound_folder.is_dir():
         raise CourseError(f"no inbound folder {inbound_folder}: release an assignment first (course release <id>)")
