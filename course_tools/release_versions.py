@@ -42,6 +42,11 @@ class VersionError(Exception):
     """A submission that cannot be tied to a stored version, or a stored version that is damaged."""
 
 
+class NoMatchingRelease(VersionError):
+    """The submitted notebook is none of the releases' (another name, another assignment, locked
+    cells edited): the student's mistake, which the grading service tells them (service/mistakes.py)."""
+
+
 def _sha(text: str | bytes) -> str:
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
 
@@ -232,16 +237,16 @@ def match(stored: list[Version], notebook_name: str, nb, given: Version | None =
     mine = locked_cells(nb)
     candidates = [v for v in stored if notebook_name in v.manifest["notebooks"]]
     if not candidates:
-        raise VersionError(f"no release of {assignment} has a notebook named {notebook_name}")
+        raise NoMatchingRelease(f"no release of {assignment} has a notebook named {notebook_name}")
     fits = [v for v in candidates if not _differences(mine, v.manifest["notebooks"][notebook_name]["locked"])]
     if not fits:
         closest = min(candidates, key=lambda v: len(_differences(mine, v.manifest["notebooks"][notebook_name]["locked"])))
         differ = _differences(mine, closest.manifest["notebooks"][notebook_name]["locked"])
-        raise VersionError(f"{notebook_name} matches no release of {assignment} "
-                           f"({', '.join(v.label for v in candidates)}): its locked cells differ even from the "
-                           f"closest, {closest.label}, in {', '.join(differ[:6])}"
-                           f"{' and more' if len(differ) > 6 else ''}; a notebook from elsewhere, or locked cells "
-                           f"edited")
+        raise NoMatchingRelease(f"{notebook_name} matches no release of {assignment} "
+                                f"({', '.join(v.label for v in candidates)}): its locked cells differ even from the "
+                                f"closest, {closest.label}, in {', '.join(differ[:6])}"
+                                f"{' and more' if len(differ) > 6 else ''}; a notebook from elsewhere, or locked "
+                                f"cells edited")
     if given is not None and any(v.label == given.label for v in fits):
         return next(v for v in fits if v.label == given.label)
     return max(fits, key=lambda v: v.number)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_student.words import plural
+
 from ..build import release_notebook
 from ..course_dir import Course, CourseError, check_assignment
 from ..report import data as report_data
@@ -78,7 +80,7 @@ def similar(course: Course, assignment: str, top: int = 10) -> Path:
     _say(format_table(["pair", "similarity", "shared"], rows, right={1, 2}) if rows else "no similar pairs")
     page = report_data.reports_folder(course) / f"{assignment}-similarity.html"
     page.write_text(similarity_html(assignment, pairs, {c.student: c for c in codes}, seconds=seconds))
-    _say(f"\n{len(submissions)} submissions compared in {seconds:.1f} s; side by side: {page}")
+    _say(f"\n{plural(len(submissions), 'submission')} compared in {seconds:.1f} s; side by side: {page}")
     return page
 
 

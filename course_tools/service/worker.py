@@ -3,6 +3,9 @@
 For a claimed submission, in this order:
 
     closed       the late window is over                  -> done, a receipt ("closed")
+    mistake      the student's own mistake keeps it from being graded (mistakes.py: a notebook
+                 under another name, not a notebook, another assignment's) -> done, a page
+                 saying what is wrong; no attempt used, not retried, no grading error
     reused       every notebook's result is stored         -> done, its feedback (no attempt used)
     hidden       the policy's feedback is "none"          -> done, a receipt
     over_limit   the day's graded attempts are used       -> done, a receipt saying when the next one is
@@ -29,15 +32,17 @@ import logging
 import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..course_dir import Course
 from ..grading.results import ResultStore
 from ..grading.route import is_stored_score, result_key, time_limit
 from ..grading.settings import GradingSettings
 from . import pages
-from .intake import copy_folder
+from .intake import copy_folder, release_notebooks
+from .mistakes import found_notebooks, mistake
 from .policy import Policy
-from .publish import feedback_folder, publish
+from .publish import feedback_folder, feedback_names, publish
 from .queue import DONE, GRADING_ERROR, Queue, Row
 
 LEASE_SLACK_SECONDS = 120
@@ -92,6 +97,10 @@ class Worker:
                                          f"final grading.")
             return
         folder = copy_folder(self.course) / row.folder
+        wrong = mistake(row.assignment, folder, release_notebooks(row.assignment), self.settings.course_root)
+        if wrong is not None:
+            self._mistake(row, folder, wrong)
+            return
         notebooks = {nb: folder / f"{nb}.ipynb" for nb in row.feedback_names} or {
             p.stem: p for p in sorted(folder.glob("*.ipynb"))}
         # This student's submission: what the course knows of the release version they were given
@@ -166,6 +175,17 @@ class Worker:
     def _receipt(self, row: Row, outcome: str, why: str) -> None:
         self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
         self._finish(row, DONE, outcome)
+
+    def _mistake(self, row: Row, folder: Path, why: str) -> None:
+        """The student's own mistake (mistakes.py): their page says what, under the names of the
+        notebooks they submitted too (nbgrader's fetch_feedback looks for those); not retried, no
+        attempt used, the staff not told."""
+        log.warning("NOT GRADED %s: the student's mistake: %s", row.folder, why)
+        page = pages.mistake_page(row.assignment, row.submitted_at, why)
+        names = {**feedback_names(folder, found_notebooks(folder)), **row.feedback_names}
+        for name in dict.fromkeys(names.values()):
+            publish(self.feedback, name, page)
+        self._finish(row, DONE, "mistake", error=why[:2000])
 
     def _timed_out(self, row: Row, limit: int, why: str) -> None:
         """A grading killed at its time limit: final (the same notebook would hold a worker as

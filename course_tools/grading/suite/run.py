@@ -29,6 +29,7 @@ import pytest
 
 from course_lib import tasks
 from course_lib.checks import assert_close
+from course_student.words import plural
 
 from ...build import release_notebook as release_notebook_of
 from ...demonstrations import is_demonstration
@@ -288,7 +289,7 @@ def feedback_text(task_id: str, graded: dict, width: int = FEEDBACK_WIDTH) -> st
     checks = graded["checks"]
     passed = sum(1 for c in checks if c["passed"])
     lines = [f"Hidden checks for {task_id}: {passed} of {len(checks)} passed "
-             f"({graded['score']:g} / {graded['points']:g} points)"]
+             f"({graded['score']:g} / {plural(graded['points'], 'point')})"]
     if graded.get("out_of_time"):
         lines.append(f"  \N{STOPWATCH} {task_id} ran out of its time budget: the checks after that point did not run")
     groups: dict[tuple, list] = {}
