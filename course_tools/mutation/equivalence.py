@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import nbformat
 
 from ..build import source_notebook
-from .mutants import Mutant, _code_cells, _splice, mutants_of
+from .mutants import Mutant, _splice, mutants_of
 from .observe import differs
 from .run import equivalent_ids
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ..observe import observe
 from . import Battery
-from .inputs import dtypes, shapes, values
+from .inputs import shapes, values
 
 
 def _gradient_and_second_order(ns, make, arrays, out_grad):
