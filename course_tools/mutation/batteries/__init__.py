@@ -10,19 +10,9 @@ the case's arguments and return observe.observe(...) of it. One module per assig
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from .battery import Battery
 
-
-@dataclass(frozen=True)
-class Battery:
-    run: Callable[[dict, Any], tuple]
-    cases: Any = None            # a Hypothesis strategy of cases (None: the fixed ones only)
-    fixed: tuple = ()            # cases tried first, in order
-    cells: tuple[str, ...] = ()  # grade ids of the notebook cells to run after the setup cell
-    names: dict | Callable = field(default_factory=dict)  # set in the namespace (or namespace -> dict):
-    #   in place of cells too costly to run, or smaller sizes
-    select: Callable | None = None  # mutant -> (its fixed cases, whether to generate more): by region
+__all__ = ["Battery", "battery_for"]
 
 
 def battery_for(task: str) -> Battery | None:

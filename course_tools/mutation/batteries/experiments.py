@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..observe import Within, observe
-from . import Battery
+from .battery import Battery
 
 _SIZE = st.integers(0, 6)
 _RATE = st.sampled_from([1.0, 3e9, 1e12, float("inf"), 2.5e-3])

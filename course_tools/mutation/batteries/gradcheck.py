@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from ...build import ROOT
 from ..observe import observe
-from . import Battery, held_out_bugs
+from . import held_out_bugs
+from .battery import Battery
 from .inputs import shapes, values
 
 # ---------------------------------------------------------------- central_difference

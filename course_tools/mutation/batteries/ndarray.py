@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..observe import observe
-from . import Battery
+from .battery import Battery
 from .inputs import dtypes, layouts, ndarray, shapes, values
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from ..observe import observe
-from . import Battery
+from .battery import Battery
 from .inputs import dtypes, layouts, ndarray, values
 
 
