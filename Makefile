@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench bench-grading gpu-check course student-package hub hub-test hub-screenshots report-screenshot clean
+.PHONY: venv prerequisites-demo prerequisites-test demo test bench bench-grading gpu-check course student-package hub hub-test hub-screenshots report-screenshot clean
 
 venv: $(STAMP)
 
@@ -17,11 +17,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,hub]'
 	touch $(STAMP)
 
+# What the machine must provide, checked before anything long runs (course_tools/prerequisites.py):
+# as root with apt-get it installs what is missing, as .ci/run does; otherwise it stops at once,
+# naming each missing piece and the command that installs it.
+prerequisites-demo prerequisites-test: prerequisites-%:
+	@$(PYTHON) -m course_tools.prerequisites $*
+
 # A simulated class end to end (build, release, submissions, grading, feedback); a few minutes.
-demo: venv
+demo: prerequisites-demo
+	@$(MAKE) --no-print-directory venv
 	$(VENV)/bin/course demo
 
-test: venv
+test: prerequisites-test
+	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -q
 
 # Rebuild assignments/ and solutions/ from source/ (releases with nbgrader, solutions executed).

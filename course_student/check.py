@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 from course_lib import tasks
 
 from .diagnose import diagnose
-from .env import kernel_environment
+from .env import QUIET_KERNEL, kernel_environment
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 RECOVER_S = 30  # how long a kernel may take to answer again after a timed-out cell is interrupted
@@ -215,10 +215,9 @@ def _run_cells(nb, folder: Path, timeout: int, progress: bool, name: str,
 
     errors: dict[int, str | None] = {}
     stopped = ""
-    # The kernel's log level: its start-up warning about unencrypted local TCP would only alarm students.
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                             record_timing=False, resources={"metadata": {"path": str(folder)}},
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+                            extra_arguments=QUIET_KERNEL)
     with kernel_environment(MPLBACKEND="agg"), client.setup_kernel(cwd=str(folder)), \
             tqdm(total=len(nb.cells), desc=name, unit="cell", disable=not progress) as bar:
         for index, cell in enumerate(nb.cells):

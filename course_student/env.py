@@ -6,6 +6,10 @@ import os
 import sys
 from pathlib import Path
 
+# Arguments for every kernel this bundle starts: its start-up warning that local TCP is unencrypted
+# (ipykernel 7) is harmless here and would only alarm; the kernel's errors still show.
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
 
 def tool_env() -> dict:
     """The environment for nbgrader and kernels: this interpreter's scripts on PATH (nbgrader runs

@@ -26,7 +26,7 @@ import nbformat
 from tqdm.auto import tqdm
 
 from course_lib import tasks
-from course_student.env import kernel_environment, tool_env  # one home, shared with `course check`
+from course_student.env import QUIET_KERNEL, kernel_environment, tool_env  # one home, shared with `course check`
 
 from .student_lib import build_student_lib
 
@@ -94,7 +94,8 @@ def execute_notebook(path: Path, cwd: Path, timeout: int = SOLUTION_TIMEOUT_S, a
 
     nb = nbformat.read(str(path), as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            record_timing=False, resources={"metadata": {"path": str(cwd)}})
+                            record_timing=False, resources={"metadata": {"path": str(cwd)}},
+                            extra_arguments=QUIET_KERNEL)
     with kernel_environment(MPLBACKEND="module://matplotlib_inline.backend_inline", **(extra_env or {})):
         client.execute(cwd=str(cwd))
     return nb

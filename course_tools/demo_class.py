@@ -193,6 +193,7 @@ def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", wor
     from .cli import instructor
 
     check_assignment(assignment)
+    instructor.require_sandbox()  # before the minutes of building: the demo grades in the sandbox
     start = time.perf_counter()
     base = Path(base or Path.cwd() / "demo-course").resolve()
     if base.exists():

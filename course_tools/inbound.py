@@ -20,7 +20,8 @@ So `course collect` does not run nbgrader's collect. This module, for one assign
 3. **copies** it into ``submitted/<student>/<assignment>/``, opening each file with O_NOFOLLOW
    relative to its folder's descriptor, checking that it is still the file examined, reading at
    most ``max_file_size`` (nbgrader's setting; larger files are left out, as nbgrader's copy
-   does). A folder that changed under the copy is refused and the next one is taken.
+   does) and at most ``MAX_SUBMISSION_BYTES`` in all (more refuses the folder: ``TooLarge``),
+   keeping holes as holes. A folder that changed under the copy is refused and the next one is taken.
 4. **records** when it arrived (``submission_times.recorded_time``) in the collected
    ``timestamp.txt``, which nbgrader's autograde reads for the lateness and the late penalty.
 """
@@ -41,6 +42,10 @@ from . import submission_times
 
 MAX_ENTRIES = 1000      # files and folders in one submission (a release has a handful)
 MAX_DEPTH = 8
+# All the files of one submission together, by their size as a reader sees it (a sparse file
+# counts whole): a release is a notebook of a few hundred kB; nbgrader's max_file_size bounds
+# each file only (100 MB by default), not how many of them one submission holds.
+MAX_SUBMISSION_BYTES = 64 * 1024 ** 2
 CHUNK = 1 << 20
 TIMESTAMP = "timestamp.txt"
 REFUSALS = "refused-submissions"   # the course folder's record of what collect refused, one JSON per assignment
@@ -48,6 +53,10 @@ REFUSALS = "refused-submissions"   # the course folder's record of what collect 
 
 class Refused(Exception):
     """A folder that is not collected; the message says why, for the instructor."""
+
+
+class TooLarge(Refused):
+    """A folder larger than any submission (MAX_SUBMISSION_BYTES): the student's error, said to them."""
 
 
 @dataclass
@@ -142,7 +151,9 @@ def _open_dir(name: str, dir_fd: int | None, examined: os.stat_result) -> int:
 
 def _copy_file(name: str, dir_fd: int, examined: os.stat_result, dest: Path, limit: int) -> None:
     """Copy the regular file ``name`` (examined as ``examined``) to ``dest``: opened without
-    following a link or blocking on a FIFO, and checked to be the very file examined."""
+    following a link or blocking on a FIFO, and checked to be the very file examined. Runs of
+    zeros a chunk long are left as holes, so a sparse file stays sparse (its 64 MB of holes are
+    not 64 MB on the course's disk)."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         opened = os.fstat(fd)
@@ -154,10 +165,29 @@ def _copy_file(name: str, dir_fd: int, examined: os.stat_result, dest: Path, lim
                 chunk = os.read(fd, min(CHUNK, left))
                 if not chunk:
                     break
-                out.write(chunk)
+                if chunk.count(0) == len(chunk):
+                    out.seek(len(chunk), os.SEEK_CUR)
+                else:
+                    out.write(chunk)
                 left -= len(chunk)
+            out.truncate()
         if left <= 0:
             raise Refused(f"{name} grew past {limit} bytes while it was being collected")
+    finally:
+        os.close(fd)
+
+
+def read_small(folder: Path, name: str, limit: int) -> bytes | None:
+    """At most ``limit`` bytes of the regular file ``folder/name`` (never a link, never blocking
+    on a FIFO); None when it is not such a file or cannot be read."""
+    try:
+        fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, limit) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
     finally:
         os.close(fd)
 
@@ -170,6 +200,7 @@ class _Walk:
         self.owner, self.owner_text = owner, owner_text
         self.ignore, self.max_bytes = ignore, max_bytes
         self.entries = 0
+        self.copied_bytes = 0
         self.latest_ctime = 0.0
         self.left_out: list[str] = []
 
@@ -209,6 +240,11 @@ class _Walk:
                 if st.st_size > self.max_bytes:
                     self.left_out.append(f"{where} ({st.st_size // 1024} KB, over nbgrader's max_file_size)")
                 else:
+                    self.copied_bytes += st.st_size
+                    if self.copied_bytes > MAX_SUBMISSION_BYTES:
+                        raise TooLarge(f"its files hold more than {MAX_SUBMISSION_BYTES // 1024 ** 2} MB in all "
+                                       f"(at {where}); a submission is the assignment's notebook as nbgrader's "
+                                       f"submit copies it, a few hundred kB to a few MB")
                     _copy_file(name, fd, st, dest / name, self.max_bytes)
 
 
@@ -263,7 +299,7 @@ def copy_into(folder: Examined, target: Path, ignore: list[str], max_bytes: int)
         stamp = staging / TIMESTAMP
         claims = [folder.name_time]
         if stamp.is_file():
-            claims.append(submission_times.parse_timestamp(stamp.read_text(errors="replace")))
+            claims.append(submission_times.read_timestamp(stamp))
         recorded, note = submission_times.recorded_time(claims, _utc(walk.latest_ctime))
         stamp.write_text(recorded.strftime(submission_times.FORMAT))
         for path in [staging, *staging.rglob("*")]:

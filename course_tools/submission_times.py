@@ -26,10 +26,18 @@ CLOCK_SLACK_S = 1.0
 FORMAT = "%Y-%m-%d %H:%M:%S.%f UTC"
 
 
+# nbgrader writes 30 characters ("2026-12-03 19:11:47.123456 UTC"); the date parser's cost grows
+# about with the square of its input (a 1 MB timestamp.txt took minutes), so nothing longer is parsed.
+MAX_TIMESTAMP_CHARS = 100
+
+
 def parse_timestamp(text: str) -> datetime.datetime | None:
-    """A timestamp as nbgrader writes it, as naive UTC; None if it cannot be read."""
+    """A timestamp as nbgrader writes it, as naive UTC; None if it cannot be read (or is longer
+    than any timestamp: MAX_TIMESTAMP_CHARS)."""
     from nbgrader.utils import parse_utc
 
+    if len(text) > MAX_TIMESTAMP_CHARS:
+        return None
     try:
         return parse_utc(text.strip()).replace(tzinfo=None)
     except (ValueError, OverflowError, TypeError):
@@ -52,3 +60,14 @@ def recorded_time(claims: list[datetime.datetime | None], received: datetime.dat
         return received, (f"claims {claimed:%Y-%m-%d %H:%M:%S}, but the exchange last saw it change at "
                           f"{received:%Y-%m-%d %H:%M:%S}: the exchange's time")
     return claimed, ""
+
+
+def read_timestamp(path) -> datetime.datetime | None:
+    """The timestamp in the file ``path``, reading at most what a timestamp can be (None when
+    the file is missing, unreadable or holds no timestamp)."""
+    try:
+        with open(path, "rb") as stamp:
+            text = stamp.read(MAX_TIMESTAMP_CHARS + 1)
+    except OSError:
+        return None
+    return parse_timestamp(text.decode("utf-8", "replace"))

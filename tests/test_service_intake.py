@@ -4,8 +4,8 @@ and reads are bounded. Cheap: real folders, a real SQLite queue, no grading."""
 from __future__ import annotations
 
 import datetime
-import json
 import secrets
+import time
 
 import nbformat
 import pytest
@@ -15,7 +15,8 @@ from course_tools.course_dir import Course, init_course
 from course_tools.notebook_metadata import problems
 from course_tools.service import intake as intake_module
 from course_tools.service.intake import Intake
-from course_tools.service.queue import GRADING_ERROR, QUEUED, Queue
+from course_tools.service.publish import feedback_folder, feedback_names_of_secret
+from course_tools.service.queue import DONE, GRADING_ERROR, QUEUED, Queue
 
 A = "01_forward_ops"
 
@@ -112,3 +113,51 @@ def test_every_release_notebook_has_the_metadata_types_the_check_expects():
 
     for assignment in ASSIGNMENTS:
         assert problems(nbformat.read(str(release_notebook(assignment)), as_version=4)) == [], assignment
+
+
+# ---------------------------------------------------------------------------------- bounded reads and copies
+def test_a_huge_timestamp_is_read_only_as_far_as_a_timestamp_goes_by_the_intake_and_by_collect(course, queue):
+    """nbgrader writes 30 bytes; the date parser's cost grows with the square of what it is given
+    (a 700 kB timestamp.txt stalled the intake and `course collect` for minutes). Both read at most
+    a timestamp's length: the time recorded is then the exchange's."""
+    from course_tools.cli import main as course_command
+
+    name = submit(course, "mallory", stamp="2026-12-03 " + "1" * 300_000)
+    start = time.monotonic()
+    assert len(intake(course, queue).scan()) == 1
+    assert course_command(["collect", A, "--course", str(course.root)]) == 0
+    seconds = time.monotonic() - start
+    assert seconds < 10, f"intake and collect took {seconds:.1f} s"
+    copied = course.root / "submitted" / "mallory" / A / "timestamp.txt"
+    assert len(copied.read_text()) < 40 and _by_folder(queue)[name]["state"] == QUEUED
+
+
+def test_sparse_files_beyond_a_submissions_size_are_refused_with_the_students_page_saying_why(course, queue):
+    """Four sparse 64 MB files (kB on disk) became 256 MB in the service's copy and 256 MB more in
+    submitted/. A submission's files together are bounded (MAX_SUBMISSION_BYTES, by their size as
+    read): the folder is refused once, its student's page says what was expected, collect
+    refuses it too; a sparse file within the bound is copied as a sparse file."""
+    from course_tools.cli import main as course_command
+
+    secret = secrets.token_hex(64)
+    big = submit(course, "mallory", secret=secret)
+    for n in range(4):
+        with open(course.exchange / "demo" / "inbound" / big / f"data{n}.bin", "wb") as sparse:
+            sparse.truncate(64 * 1024 ** 2)
+    small = submit(course, "ben")
+    with open(course.exchange / "demo" / "inbound" / small / "data.bin", "wb") as sparse:
+        sparse.truncate(16 * 1024 ** 2)
+    assert len(intake(course, queue).scan()) == 1
+    rows = _by_folder(queue)
+    assert rows[small]["state"] == QUEUED
+    copied = course.root / ".service" / "submissions" / small / "data.bin"
+    assert copied.stat().st_size == 16 * 1024 ** 2 and copied.stat().st_blocks * 512 < 1024 ** 2
+    assert (rows[big]["state"], rows[big]["outcome"]) == (DONE, "refused")
+    assert "more than 64 MB in all" in rows[big]["error"]
+    assert not (course.root / ".service" / "submissions" / big).exists()
+    (page,) = feedback_names_of_secret(secret, [A]).values()
+    text = (feedback_folder(course.exchange, "demo") / page).read_text()
+    assert "cannot be graded" in text and "more than 64 MB in all" in text and "as it was fetched" in text
+    assert intake(course, queue).scan() == []   # refused once, not copied again at every scan
+    assert course_command(["collect", A, "--course", str(course.root)]) == 1   # collect refuses it too
+    assert not [p for p in (course.root / "submitted").rglob("*") if p.is_file() and "mallory" in str(p)]

@@ -107,6 +107,7 @@ def test_each_feedback_mode_shows_what_it_promises_of_a_stored_result(course, qu
     assert _worker(course, queue, Policy(feedback=mode)).work_one()
     page, row = _page(course, name), _row(queue, row_id)
     assert (row["state"], row["outcome"], row["counted"]) == (DONE, "reused", False)   # no attempt used
+    assert not (copy_folder(course) / row["folder"]).exists()   # the service's copy, removed once closed
     if mode == "none":
         assert "Feedback before the deadline is off for 01_forward_ops" in page
         assert "forward_transpose" not in page and "wrong shape" not in page and "points" not in page.lower()

@@ -53,6 +53,38 @@ def test_a_row_whose_claimant_died_is_put_back_and_a_live_ones_is_not(tmp_path):
     queue.close()
 
 
+LIVE = "from course_tools.service.queue import claimant; print(claimant(), flush=True); import time; time.sleep(600)"
+
+
+def test_a_pid_a_student_got_after_the_service_died_does_not_keep_its_rows_and_the_lease_decides(tmp_path):
+    """After kill -9, a student can fork until a child gets the dead service's pid: a claimant
+    is that pid *and* its start time, so the row goes back. A claimant alive on this machine
+    holds its row only until its lease ends (a grading is killed well before)."""
+    queue = _queue(tmp_path)
+    for n in range(3):
+        _enqueue(queue, n)
+    dead = subprocess.run([sys.executable, "-c", "from course_tools.service.queue import claimant; print(claimant())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    live = subprocess.Popen([sys.executable, "-c", LIVE], stdout=subprocess.PIPE, text=True)
+    try:
+        living = live.stdout.readline().strip()
+        host, pid = living.split(":")[:2]
+        assert dead.split(":")[0] == host and dead.split(":")[1] != pid
+        recycled = ":".join([host, pid, *dead.split(":")[2:]])   # the dead claimant, its pid now another process's
+        me = claimant()
+        queue.claim(recycled, lambda r: 3600)
+        queue.claim(living, lambda r: 3600)
+        queue.claim(living, lambda r: -1)      # its lease ran out a second ago
+        assert queue.reclaim(me) == 2
+        assert [(r["state"], r["claimed_by"]) for r in queue.rows()] == [(QUEUED, None), (GRADING, living),
+                                                                        (QUEUED, None)]
+    finally:
+        live.kill()
+        live.wait()
+    assert queue.reclaim(me) == 1               # and once it has exited, its row too
+    queue.close()
+
+
 CLAIMER = textwrap.dedent("""
     import json, sys
     from course_tools.service.queue import Queue, claimant

@@ -22,6 +22,7 @@ from ..course_dir import (Course, CourseError, bundle_exposures, check_assignmen
 from ..grading.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
+from ..grading.sandbox import SandboxUnavailable, sandbox_kind
 from ..grading.settings import GradingSettings
 from ..terminal import printable
 from . import versions
@@ -260,6 +261,8 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
                           f"run `course collect {assignment}` first")
     settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
                                        course_root=course.root, grade_on=version)
+    if not scheduler:  # one message for the run, not one grading error per student (on Dask, each worker checks)
+        require_sandbox(settings.unsandboxed)
     store = ResultStore(course.root)
     if fresh:
         store.clear(assignment)
@@ -324,6 +327,14 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
              f"then run `course grade {assignment} --student <id>`")
         status = 1
     return status
+
+
+def require_sandbox(unsandboxed: bool = False) -> None:
+    """Stop with one CourseError when this machine cannot start the grading sandbox (no bubblewrap)."""
+    try:
+        sandbox_kind(unsandboxed)
+    except SandboxUnavailable as err:
+        raise CourseError(f"cannot grade on this machine: {err}") from None
 
 
 def _api_problem(outcome: dict) -> str:

@@ -136,6 +136,7 @@ class _Recorder:
         self.earlier_checks: set[str] = set()  # tasks whose checks were chosen for an earlier contract
         self.records: list[dict] = []
         self.grading_errors: list[str] = []
+        self.collected_tasks: set[str] = set()  # the tasks of the checks that were to run, run or not
 
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "task(task_id, weight=1.0, contract=None, not_for=()): the task a hidden "
@@ -158,6 +159,7 @@ class _Recorder:
                     and fits_contract(marker, self.contracts, named))
 
         keep = [i for i in items if graded(i)]
+        self.collected_tasks = {m.args[0] for m in (i.get_closest_marker("task") for i in keep) if m is not None}
         if len(keep) != len(items):
             config.hook.pytest_deselected(items=[i for i in items if i not in keep])
             items[:] = keep
@@ -260,9 +262,14 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     if exit_code not in (None, pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         errors.insert(0, f"the hidden suite of {assignment} could not run (pytest exit status {int(exit_code)}: "
                          f"{exit_code.name}; a test file that does not import, or a missing package such as PyTorch)")
-    graded = {r["task"] for r in plugin.records}
-    errors += [f"the hidden suite has no checks for the graded task {t}" for t in points if t not in graded]
-    errors += [f"the hidden suite grades {t}, which the release does not grade" for t in sorted(graded - set(points))]
+    # From the checks collected, not those recorded: a check that could not run (the sandbox did not
+    # start, say) is already a grading error above, and its task does have checks.
+    # Nor when the suite did not run at all (that error says why).
+    if exit_code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        graded = plugin.collected_tasks
+        errors += [f"the hidden suite has no checks for the graded task {t}" for t in points if t not in graded]
+        errors += [f"the hidden suite grades {t}, which the release does not grade"
+                   for t in sorted(graded - set(points))]
     if errors:
         result["grading_error"] = "; ".join(errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
         return result

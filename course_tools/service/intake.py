@@ -8,7 +8,9 @@ accepted folder the queue does not know yet is
 1. left for the next scan while nbgrader's submit may still be writing it (no
    ``submission_secret.txt``, which submit writes last, and changed within ``SETTLE_SECONDS``);
 2. copied by inbound.py into ``<course>/.service/submissions/<folder>/`` (the copy the service
-   grades: a student who changes the exchange folder afterwards changes nothing graded);
+   grades: a student who changes the exchange folder afterwards changes nothing graded; the
+   worker removes it once the row is closed); a folder larger than any submission
+   (inbound.TooLarge) is recorded as refused, once, and its student's page says why;
 3. enqueued with its recorded time, its notebook's result key and its feedback file names.
 """
 from __future__ import annotations
@@ -24,8 +26,8 @@ from ..build import release_notebook
 from ..course_dir import Course
 from ..grading.route import result_key
 from . import pages
-from .publish import SECRET, feedback_folder, feedback_names, publish
-from .queue import GRADING_ERROR, Queue, utcnow
+from .publish import SECRET, feedback_folder, feedback_names, feedback_names_of_secret, publish
+from .queue import DONE, GRADING_ERROR, Queue, utcnow
 
 SETTLE_SECONDS = 30
 SERVICE_FOLDER = ".service"
@@ -86,6 +88,19 @@ class Intake:
                     new.append(row)
         return new
 
+    def _refused(self, assignment: str, folder: inbound.Examined, why: str) -> None:
+        """Record ``folder`` as done, refused (no scan takes it again), and tell its student why."""
+        secret = inbound.read_small(folder.path, SECRET, 300)
+        names = {} if secret is None else feedback_names_of_secret(secret.decode("ascii", "replace"),
+                                                                  release_notebooks(assignment))
+        row = self.queue.enqueue(assignment, folder.student, folder.name, folder.received, None, names,
+                                 state=DONE, outcome="refused", error=why[:2000])
+        if row is not None:
+            for name in names.values():
+                publish(feedback_folder(self.course.exchange, self.course.course_id), name,
+                        pages.refused_page(assignment, folder.received, why))
+        return None
+
     def _failed(self, assignment: str, folder: inbound.Examined, why: str) -> None:
         """Record ``folder`` as an error row (`course status` lists it; no scan takes it again) and
         tell its student, where its secret is known, that it is not graded yet."""
@@ -113,6 +128,9 @@ class Intake:
                 submitted_at = collected.recorded
             else:   # copied by another service process, or before a restart
                 submitted_at = _recorded(target) or folder.received
+        except inbound.TooLarge as why:   # the student's error: recorded once and said to them
+            log.warning("REFUSED %s (in the name of %s): %s; not graded", folder.name, folder.student, why)
+            return self._refused(assignment, folder, str(why))
         except inbound.Refused as why:
             log.warning("REFUSED %s (in the name of %s): %s; not graded", folder.name, folder.student, why)
             return None
@@ -128,9 +146,6 @@ class Intake:
 
 
 def _recorded(copy: Path) -> datetime.datetime | None:
-    from ..submission_times import parse_timestamp
+    from ..submission_times import read_timestamp
 
-    try:
-        return parse_timestamp((copy / inbound.TIMESTAMP).read_text())
-    except OSError:
-        return None
+    return read_timestamp(copy / inbound.TIMESTAMP)

@@ -99,6 +99,15 @@ def pending_page(assignment: str, submitted_at: datetime.datetime, ahead: int, s
         f"{escape(_duration(seconds))}. Fetch the feedback again in a moment.</p>"])
 
 
+def refused_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:
+    """A submission that is not graded, now or at the final grading, because of what it is."""
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        "<p class=\"note\">Your submission was received but cannot be graded, now or in the final grading: "
+        f"{escape(why)}.</p>",
+        "<p>Submit the assignment's notebook as it was fetched and worked on (nbgrader's Submit button or "
+        "<code>course submit</code>); your earlier submissions are kept.</p>"])
+
+
 def error_page(assignment: str, submitted_at: datetime.datetime) -> str:
     return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
         f"<p class=\"note\">Your submission is {NOT_GRADED_YET}. It is kept, and the final grading after the "

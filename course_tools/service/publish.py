@@ -32,10 +32,22 @@ def feedback_names(submission: Path, notebooks: list[str]) -> dict[str, str]:
     by inbound.py into ``submission``; empty when it has no secret as nbgrader's submit writes it
     (such a submission can get no feedback before the deadline: its student could not fetch it)."""
     try:
-        secret = (submission / SECRET).read_text()[:300].strip()
+        with open(submission / SECRET, "rb") as file:
+            secret = file.read(300).decode("ascii", "replace")   # nbgrader's is 128 characters
     except OSError:
         return {}
-    if not _SECRET_FORM.fullmatch(secret):
+    return feedback_names_of_secret(secret, notebooks)
+
+
+def well_formed(secret: str) -> bool:
+    """Whether ``secret`` is one nbgrader's submit writes (a file still being written is not)."""
+    return bool(_SECRET_FORM.fullmatch(secret.strip()))
+
+
+def feedback_names_of_secret(secret: str, notebooks: list[str]) -> dict[str, str]:
+    """As feedback_names, from the secret's text; empty when it is not well formed."""
+    secret = secret.strip()
+    if not well_formed(secret):
         return {}
     return {notebook: f"{notebook_hash(secret=secret, notebook_id=notebook)}.html" for notebook in notebooks}
 

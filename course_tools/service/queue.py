@@ -11,8 +11,9 @@ wait on, nor take, each other's row), an immediate (write-locking) transaction o
 never a row whose notebook (fingerprint) is being graded at that moment, so identical content
 is graded once even by parallel workers (the row waits, then finds the stored result). A
 claimed row carries who claimed it and a lease past the grading's own time limit; ``reclaim``
-puts back rows whose claimant died (kill -9: a process of this machine that no longer runs) or
-whose lease ran out (a claimant on another machine), so nothing is lost. ``retry`` puts back a
+puts back rows whose claimant died (kill -9: a process of this machine that no longer runs, or
+whose pid now names a process that started later) or whose lease ran out (whoever holds it, on
+any machine), so nothing is lost. ``retry`` puts back a
 row whose grading failed, not to be claimed before a back-off (a queued row's ``lease_until``).
 
 ``take_attempt`` decides the daily attempt limit in one transaction (the count of the student's
@@ -45,7 +46,7 @@ submissions = Table(
     Column("fingerprint", String(64)),                      # results.py's key of its notebook (None: unreadable)
     Column("feedback_names", Text, nullable=False),         # JSON {notebook id: nbgrader's notebook_hash}
     Column("state", String(16), nullable=False, default=QUEUED),
-    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden
+    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden | refused
     Column("counted", Boolean, nullable=False, default=False),   # a graded attempt (the daily limit)
     Column("attempts", Integer, nullable=False, default=0),      # times claimed
     Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
@@ -64,30 +65,44 @@ def utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat's 22nd field), None
+    when no such process runs (or /proc cannot tell). A pid is reused; a pid and its start time
+    name one process for the machine's uptime."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read(4096).decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()   # the name, in parentheses, may hold anything
+    return fields[19] if len(fields) > 19 else None
+
+
 def claimant() -> str:
-    """This process's name in ``claimed_by``: host, pid and a random part (pids are reused)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """This process's name in ``claimed_by``: host, pid, the pid's start time and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid()) or '-'}:{uuid.uuid4().hex[:8]}"
 
 
 def _alive(claimed_by: str, me: str) -> bool | None:
-    """Whether a claimant still runs: True/False for a process of this machine, None for another
-    machine's (only its lease can tell)."""
+    """Whether a claimant still runs: False when it is known dead (its pid runs no process, or a
+    process that started at another time than the claimant: a pid reused, by a student's fork
+    loop say), None when only its lease can tell (another machine's, or no start time to
+    compare), True for this process."""
+    if claimed_by == me:
+        return True
     try:
-        host, pid, _ = claimed_by.split(":")
+        host, pid, started, _ = claimed_by.split(":")
         pid = int(pid)
     except ValueError:
         return False
     if host != socket.gethostname():
         return None
     if pid == os.getpid():
-        return claimed_by == me   # our pid, another claimant: a dead predecessor whose pid we got
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+        return False   # our pid, another claimant: a dead predecessor whose pid we got
+    now = _started(pid)
+    if now is None:
+        return False if not os.path.exists(f"/proc/{pid}") else None
+    return None if started == "-" else now == started
 
 
 @dataclass
@@ -167,16 +182,17 @@ class Queue:
 
     def enqueue(self, assignment: str, student: str, folder: str, submitted_at: datetime.datetime,
                 fingerprint: str | None, feedback_names: dict, state: str = QUEUED,
-                error: str | None = None) -> int | None:
+                error: str | None = None, outcome: str | None = None) -> int | None:
         """Add a submission; None when its folder is queued already (by this or another process).
-        ``state`` GRADING_ERROR with an ``error``: a folder the intake could not take in (closed at once)."""
+        ``state`` GRADING_ERROR with an ``error``: a folder the intake could not take in; DONE with
+        the outcome "refused": a folder that is no submission (the error says why); both closed at once."""
         now = utcnow()
         try:
             with self.engine.begin() as conn:
                 result = conn.execute(submissions.insert().values(
                     assignment=assignment, student=student, folder=folder, submitted_at=submitted_at,
                     fingerprint=fingerprint, feedback_names=json.dumps(feedback_names), state=state,
-                    counted=False, attempts=0, gradings=0, enqueued_at=now, error=error,
+                    counted=False, attempts=0, gradings=0, enqueued_at=now, error=error, outcome=outcome,
                     finished_at=None if state == QUEUED else now))
                 return result.inserted_primary_key[0]
         except IntegrityError:
@@ -216,8 +232,9 @@ class Queue:
             query = select(submissions.c.id, submissions.c.claimed_by, submissions.c.lease_until).where(
                 submissions.c.state == GRADING)
             for row_id, claimed_by, lease_until in conn.execute(query):
-                alive = _alive(claimed_by or "", me)
-                if alive is False or (alive is None and lease_until is not None and lease_until < now):
+                # The lease decides for every claimant, on any host (a live one past its lease is
+                # stuck: a grading is killed well before); a claimant known dead is not waited for.
+                if _alive(claimed_by or "", me) is False or (lease_until is not None and lease_until < now):
                     back.append(row_id)
             if back:
                 conn.execute(update(submissions).where(submissions.c.id.in_(back), submissions.c.state == GRADING)

@@ -17,11 +17,13 @@ Exactly once: a grading's result goes into the ResultStore (results.py, keyed by
 the row's ``gradings`` count before anything is published, and the row is closed last; a
 worker killed at any point leaves a row that is reclaimed (queue.py) and then finds the stored
 result (no second grading) or grades what never finished. Publishing is idempotent (the same
-page under the same name).
+page under the same name). Once a row is closed, the service's copy of its folder is removed
+(the exchange's own folder stays for the final grading).
 """
 from __future__ import annotations
 
 import logging
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +131,12 @@ class Worker:
         for nb, name in row.feedback_names.items():
             publish(self.feedback, name, page_of(nb))
 
+    def _finish(self, row: Row, state: str, outcome: str | None, **values) -> None:
+        """Close the row, then remove the service's copy of its folder (its results are stored:
+        nothing reads the copy again; the exchange's folder stays for the final grading)."""
+        if self.queue.finish(row, self.me, state, outcome, **values):
+            shutil.rmtree(copy_folder(self.course) / row.folder, ignore_errors=True)
+
     def _graded(self, row: Row, policy: Policy, results: dict, outcome: str, counted: bool, graded: bool) -> None:
         show_scores = policy.feedback == "scores"
         if policy.feedback == "none":
@@ -137,11 +145,11 @@ class Worker:
         else:
             self._publish_all(row, lambda nb: pages.graded_page(row.assignment, row.submitted_at, results[nb],
                                                                 show_scores))
-        self.queue.finish(row, self.me, DONE, outcome, counted=counted, scores=_scores(results))
+        self._finish(row, DONE, outcome, counted=counted, scores=_scores(results))
 
     def _receipt(self, row: Row, outcome: str, why: str) -> None:
         self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
-        self.queue.finish(row, self.me, DONE, outcome)
+        self._finish(row, DONE, outcome)
 
     def _grading_error(self, row: Row, why: str, retry: bool = True) -> None:
         if retry and row.attempts < GRADING_TRIES:
@@ -153,7 +161,7 @@ class Worker:
         try:
             self._publish_all(row, lambda nb: pages.error_page(row.assignment, row.submitted_at))
         finally:
-            self.queue.finish(row, self.me, GRADING_ERROR, None, error=why[:2000])
+            self._finish(row, GRADING_ERROR, None, error=why[:2000])
 
 
 def _scores(results: dict) -> dict:
