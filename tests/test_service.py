@@ -64,6 +64,10 @@ def test_students_fetch_feedback_of_each_submission_under_the_policy_and_the_fin
     assert "wrong shape" in first and "points" not in first.lower()      # checks, no points
     assert "15 of 15 tasks pass" in fixed and "\N{BALLOT X}" not in fixed
     assert "graded attempts of 01_forward_ops are used up (1 a day" in third and "next graded attempt is possible from" in third
+    # Every graded page says what it did to the day's attempts (cleo's first notebook is ada's: kept, no attempt).
+    assert "used no graded attempt; 0 of 1 are used today (UTC day). 1 is left." in first
+    assert "This submission used graded attempt 1 of 1 today (UTC day). None is left: your next graded attempt " \
+           "is possible from" in fixed
     for text in (first, fixed):
         assert not any(line in text for line in hidden_code_lines())
     assert _fetched_pages(demo, "ben", found=False) == []   # no submission of his own: nothing to fetch

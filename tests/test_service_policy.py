@@ -116,6 +116,7 @@ def test_each_feedback_mode_shows_what_it_promises_of_a_stored_result(course, qu
     assert "forward_transpose: \N{BALLOT X} failed" in page and "forward_add: \N{CHECK MARK} passed" in page
     assert "First failing check: batched (3-d)" in page and "wrong shape (2, 3, 4) <b>" in page   # shown as text
     assert "known mistake: reverses every axis" in page
+    assert "so this submission used no graded attempt; 0 of 5 are used today (UTC day). 5 are left." in page
     if mode == "checks":
         assert "points" not in page.lower()
     else:

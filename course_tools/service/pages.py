@@ -45,8 +45,30 @@ def _head(assignment: str, submitted_at: datetime.datetime) -> list[str]:
     return head
 
 
-def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool) -> str:
-    """The feedback of a graded notebook; ``result`` is route.grade_one's (scores present)."""
+def attempts_note(used: int, per_day: int, counted: bool, submitted_at: datetime.datetime) -> str:
+    """What a graded page says of the day's graded attempts: whether this submission used one,
+    how many are left, and when the next is possible once none is."""
+    day = "today (UTC day)"
+    if counted:
+        note = f"This submission used graded attempt {used} of {per_day} {day}."
+    else:
+        note = (f"This notebook was graded before (its result was kept), so this submission used no graded "
+                f"attempt; {used} of {per_day} are used {day}.")
+    left = per_day - used
+    if left > 0:
+        return note + f" {left} {'is' if left == 1 else 'are'} left."
+    return note + f" None is left: your next graded attempt is possible from {next_midnight(submitted_at)}."
+
+
+def next_midnight(moment: datetime.datetime) -> str:
+    """The next UTC midnight after ``moment``, as the pages write times."""
+    return _when(datetime.datetime.combine(moment.date() + datetime.timedelta(days=1), datetime.time()))
+
+
+def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool,
+                attempts: str = "") -> str:
+    """The feedback of a graded notebook; ``result`` is route.grade_one's (scores present);
+    ``attempts``: the line on the day's graded attempts (attempts_note)."""
     tasks = result["tasks"]
     full = [t for t, g in tasks.items() if g["score"] >= g["points"]]
     body = _head(assignment, submitted_at)
@@ -56,6 +78,8 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
         summary += f" Points: {got:g} of {total:g}."
     body.append(f"<p class=\"note\">{escape(summary)} This is feedback before the deadline; your grade comes "
                 f"from the final grading of your last submission.</p>")
+    if attempts:
+        body.append(f"<p class=\"note\">{escape(attempts)}</p>")
     if version_note(result):  # an earlier release version (course_tools/release_versions.py)
         body.append(f"<p class=\"note\">{escape(version_note(result).strip())}</p>")
     for task_id, graded in tasks.items():

@@ -271,6 +271,16 @@ class Queue:
             conn.execute(update(submissions).where(submissions.c.id == row.id).values(
                 gradings=submissions.c.gradings + 1, scores=json.dumps(scores)))
 
+    def attempts_used(self, row: Row) -> int:
+        """The graded attempts counted for ``row``'s student and assignment on its (UTC) submission
+        day, ``row`` itself included when it was counted."""
+        start = datetime.datetime.combine(row.submitted_at.date(), datetime.time())
+        with self.engine.begin() as conn:
+            return conn.execute(select(func.count()).select_from(submissions).where(
+                submissions.c.assignment == row.assignment, submissions.c.student == row.student,
+                submissions.c.counted.is_(True), submissions.c.submitted_at >= start,
+                submissions.c.submitted_at < start + datetime.timedelta(days=1))).scalar_one()
+
     def take_attempt(self, row: Row, per_day: int) -> bool:
         """Count ``row`` as one of its student's graded attempts at its assignment on its (UTC)
         submission day, if fewer than ``per_day`` are counted already; whether it was.

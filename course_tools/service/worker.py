@@ -143,8 +143,10 @@ class Worker:
             self._publish_all(row, lambda nb: pages.receipt_page(
                 row.assignment, row.submitted_at, f"Feedback before the deadline is off for {row.assignment}."))
         else:
+            attempts = pages.attempts_note(self.queue.attempts_used(row), policy.attempts_per_day, counted,
+                                           row.submitted_at)
             self._publish_all(row, lambda nb: pages.graded_page(row.assignment, row.submitted_at, results[nb],
-                                                                show_scores))
+                                                                show_scores, attempts))
         self._finish(row, DONE, outcome, counted=counted, scores=_scores(results))
 
     def _receipt(self, row: Row, outcome: str, why: str) -> None:
