@@ -59,9 +59,11 @@ c.HiddenSuiteGrader.timeout = 0  # 0: what the time budgets allow (loading plus 
 c.PercentPerDay.percent_per_day = 10
 # Feedback before the deadline from `course serve` (course_tools/service/policy.py): what students
 # see (checks: each task passed or failed and why, no points | scores | none), graded attempts per
-# student and UTC day, and per assignment overrides, e.g. {{"07_experiments": {{"feedback": "none"}}}}.
+# student and UTC day, submissions one student may have waiting to be graded, and per assignment
+# overrides, e.g. {{"07_experiments": {{"feedback": "none"}}}}.
 c.GradingService.feedback = "checks"
 c.GradingService.attempts_per_day = 5
+c.GradingService.max_queued = 3
 c.GradingService.assignments = {{}}
 '''
 

@@ -161,3 +161,59 @@ def test_sparse_files_beyond_a_submissions_size_are_refused_with_the_students_pa
     assert intake(course, queue).scan() == []   # refused once, not copied again at every scan
     assert course_command(["collect", A, "--course", str(course.root)]) == 1   # collect refuses it too
     assert not [p for p in (course.root / "submitted").rglob("*") if p.is_file() and "mallory" in str(p)]
+
+
+# ---------------------------------------------------------------------------------- one student's flood
+class TakesItsTime:
+    """A launcher that grades every notebook in ``seconds`` (the stand-in for a real grading,
+    whose time here is all that matters), full marks on one task."""
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def grade(self, assignment, notebook):
+        time.sleep(self.seconds)
+        return {"assignment": assignment, "tasks": {"forward_add": {"score": 1.0, "points": 1.0, "checks": []}}}
+
+
+def _variant(tag: str):
+    nb = nbformat.read(str(release_notebook(A)), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(f"tag = {tag!r}"))
+    return nb
+
+
+def test_a_flood_of_one_students_submissions_is_capped_and_a_classmate_waits_one_grading(course, queue):
+    """mallory copies her inbound folder (each copy another program: each a grading) 8 times,
+    then ben submits once; one worker, each grading 0.5 s. mallory has at most max_queued (3)
+    waiting, the rest are held with a page saying why, and ben's submission is graded after at
+    most the grading under way and one more, not after her backlog."""
+    from course_tools.grading.settings import GradingSettings
+    from course_tools.service.policy import Policy
+    from course_tools.service.queue import claimant
+    from course_tools.service.worker import Worker
+
+    secret = secrets.token_hex(64)
+    flood = [submit(course, "mallory", _variant(f"flood-{n}"), secret=secret if n == 7 else None) for n in range(8)]
+    policy = Policy(max_queued=3)
+    Intake(course, queue, [A], lambda assignment: policy).scan()
+    rows = _by_folder(queue)
+    assert [rows[f]["state"] for f in flood] == [QUEUED] * 3 + [DONE] * 5
+    assert {rows[f]["outcome"] for f in flood[3:]} == {"held"}
+    (page,) = feedback_names_of_secret(secret, [A]).values()
+    assert "You have 3 submissions of 01_forward_ops waiting to be graded" in (
+        feedback_folder(course.exchange, "demo") / page).read_text()
+
+    worker = Worker(course, queue, GradingSettings(), lambda assignment: policy, claimant(), TakesItsTime(0.5))
+    assert worker.work_one()                     # mallory's first grading is under way when ben submits
+    honest = submit(course, "ben", _variant("ben"))
+    Intake(course, queue, [A], lambda assignment: policy).scan()
+    while worker.work_one():
+        pass
+    rows = _by_folder(queue)
+    order = sorted(rows.values(), key=lambda r: r["started_at"] or datetime.datetime.max)
+    graded = [r["student"] for r in order if r["outcome"] == "graded"]
+    assert graded == ["mallory", "ben", "mallory", "mallory"]
+    ben = rows[honest]
+    wait = (ben["finished_at"] - ben["enqueued_at"]).total_seconds()
+    mallory = [(rows[f]["finished_at"] - rows[f]["enqueued_at"]).total_seconds() for f in flood[:3]]
+    print(f"ben's wait beside mallory's flood: {wait:.2f} s (mallory's: {', '.join(f'{w:.2f}' for w in mallory)} s)")
+    assert wait < 3 * 0.5 + 1.0

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from course_tools.service.queue import DONE, GRADING, GRADING_ERROR, QUEUED, Queue, claimant
 from course_tools.service.stats import attempts, held_up_longest, queue_summary
 
@@ -82,6 +84,23 @@ def test_a_pid_a_student_got_after_the_service_died_does_not_keep_its_rows_and_t
         live.kill()
         live.wait()
     assert queue.reclaim(me) == 1               # and once it has exited, its row too
+    queue.close()
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_claims_take_students_in_turn_so_a_backlog_never_holds_a_classmate_back(tmp_path, database, request):
+    """One student's 20 queued submissions, then a classmate's first and a third student's: the
+    classmates are claimed within the next two claims, not after the backlog, and the pending
+    pages' order (waiting) is the order of the claims."""
+    db_url = f"sqlite:///{tmp_path}/gradebook.db" if database == "sqlite" else request.getfixturevalue("postgres_url")
+    queue = Queue(db_url)
+    flood = [_enqueue(queue, n, student="mallory") for n in range(20)]
+    ben, cleo = _enqueue(queue, 20, student="ben"), _enqueue(queue, 21, student="cleo")
+    me = claimant()
+    assert queue.claim(me, lambda r: 60).id == flood[0]        # mallory's first, as she came first
+    projected = [r.id for r in queue.waiting() if r.state == QUEUED]
+    claimed = [queue.claim(me, lambda r: 60).id for _ in range(21)]
+    assert claimed[:2] == [ben, cleo] and claimed[2:] == flood[1:] and claimed == projected
     queue.close()
 
 

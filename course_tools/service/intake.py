@@ -11,7 +11,9 @@ accepted folder the queue does not know yet is
    grades: a student who changes the exchange folder afterwards changes nothing graded; the
    worker removes it once the row is closed); a folder larger than any submission
    (inbound.TooLarge) is recorded as refused, once, and its student's page says why;
-3. enqueued with its recorded time, its notebook's result key and its feedback file names.
+3. enqueued with its recorded time, its notebook's result key and its feedback file names,
+   unless its student has the policy's ``max_queued`` submissions of it waiting already: then
+   it is recorded as done, "held" (kept for the final grading), and its page says so.
 """
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import inbound
 from ..build import release_notebook
 from ..course_dir import Course
 from ..grading.route import result_key
 from . import pages
+from .policy import Policy
 from .publish import SECRET, feedback_folder, feedback_names, feedback_names_of_secret, publish
 from .queue import DONE, GRADING_ERROR, Queue, utcnow
 
@@ -48,6 +52,7 @@ class Intake:
     course: Course
     queue: Queue
     assignments: list[str]
+    policy_of: Callable[[str], Policy] = lambda assignment: Policy()   # the service's policy per assignment
 
     def __post_init__(self):
         from nbgrader.coursedir import CourseDirectory
@@ -117,10 +122,28 @@ class Intake:
                         pages.error_page(assignment, folder.received))
         return None
 
+    def _held(self, assignment: str, folder: inbound.Examined, most: int) -> None:
+        """Record ``folder`` as done, held (its student has ``most`` waiting), and tell its student."""
+        why = (f"You have {most} submissions of {assignment} waiting to be graded, the most one student may "
+               f"have: this one is kept for the final grading but not graded now. Submit again once your "
+               f"waiting submissions have their feedback.")
+        secret = inbound.read_small(folder.path, SECRET, 300)
+        names = {} if secret is None else feedback_names_of_secret(secret.decode("ascii", "replace"),
+                                                                  release_notebooks(assignment))
+        row = self.queue.enqueue(assignment, folder.student, folder.name, folder.received, None, names,
+                                 state=DONE, outcome="held")
+        if row is not None:
+            for name in names.values():
+                publish(feedback_folder(self.course.exchange, self.course.course_id), name,
+                        pages.receipt_page(assignment, folder.received, why))
+
     def _take(self, assignment: str, folder: inbound.Examined) -> int | None:
         finished = (folder.path / SECRET).exists()
         if not finished and utcnow() - folder.received < datetime.timedelta(seconds=SETTLE_SECONDS):
             return None   # nbgrader's submit may still be copying it
+        most = self.policy_of(assignment).max_queued
+        if self.queue.queued_of(assignment, folder.student) >= most:
+            return self._held(assignment, folder, most)
         target = copy_folder(self.course) / folder.name
         try:
             if not target.is_dir():

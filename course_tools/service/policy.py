@@ -5,6 +5,7 @@ init` writes the defaults there):
 
     c.GradingService.feedback = "checks"      # what a student sees: checks | scores | none
     c.GradingService.attempts_per_day = 5     # graded attempts per student, assignment and UTC day
+    c.GradingService.max_queued = 3           # submissions one student may have waiting to be graded
     c.GradingService.assignments = {          # per assignment, overriding the two above
         "07_experiments": {"feedback": "none"},
         "04_conv_backward": {"feedback": "scores", "attempts_per_day": 3},
@@ -14,7 +15,9 @@ init` writes the defaults there):
     scores  the same with each task's points and the total
     none    a receipt only ("received, graded after the deadline")
 
-Submissions past the daily limit are kept (the final grading takes the latest) and their page
+A submission that finds ``max_queued`` of its student's submissions of that assignment waiting
+is not queued: it is kept for the final grading and its page says so (one student's copies
+cannot fill the queue; claims take students in turn, queue.py). Submissions past the daily limit are kept (the final grading takes the latest) and their page
 says when the next graded attempt is possible. Late work follows the course's late policy:
 once the late window is over (no late submission can earn points, cli/instructor.py's
 late_window_end), the service grades that assignment no more.
@@ -29,6 +32,8 @@ from ..course_dir import Course, CourseError
 FEEDBACK_MODES = ("checks", "scores", "none")
 DEFAULT_FEEDBACK = "checks"
 DEFAULT_ATTEMPTS_PER_DAY = 5
+DEFAULT_MAX_QUEUED = 3
+SETTINGS = ("feedback", "attempts_per_day", "max_queued")
 SECTION = "GradingService"
 
 
@@ -36,6 +41,7 @@ SECTION = "GradingService"
 class Policy:
     feedback: str = DEFAULT_FEEDBACK
     attempts_per_day: int = DEFAULT_ATTEMPTS_PER_DAY
+    max_queued: int = DEFAULT_MAX_QUEUED
     due: datetime.datetime | None = None            # naive UTC, from the gradebook
     closes: datetime.datetime | None = None         # the end of the late window; None: never
 
@@ -50,10 +56,10 @@ class Policy:
 
 
 def _checked(assignment: str, where: str, values: dict) -> dict:
-    unknown = set(values) - {"feedback", "attempts_per_day"}
+    unknown = set(values) - set(SETTINGS)
     if unknown:
         raise CourseError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))} for {assignment} "
-                          f"(known: feedback, attempts_per_day)")
+                          f"(known: {', '.join(SETTINGS)})")
     if "feedback" in values and values["feedback"] not in FEEDBACK_MODES:
         raise CourseError(f"{where}: feedback {values['feedback']!r} for {assignment} must be one of "
                           f"{', '.join(FEEDBACK_MODES)}")
@@ -62,6 +68,10 @@ def _checked(assignment: str, where: str, values: dict) -> dict:
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0:
             raise CourseError(f"{where}: attempts_per_day {attempts!r} for {assignment} must be a whole number "
                               f">= 0 (0: no graded attempts before the deadline)")
+    if "max_queued" in values:
+        most = values["max_queued"]
+        if isinstance(most, bool) or not isinstance(most, int) or most < 1:
+            raise CourseError(f"{where}: max_queued {most!r} for {assignment} must be a whole number >= 1")
     return values
 
 
@@ -71,7 +81,7 @@ def policy_of(course: Course, assignment: str, due: datetime.datetime | None) ->
 
     where = f"{course.root}/nbgrader_config.py (c.{SECTION})"
     base = _checked("every assignment", where, {
-        key: value for key in ("feedback", "attempts_per_day")
+        key: value for key in SETTINGS
         if (value := course._setting(SECTION, key, None)) is not None})
     per_assignment = course._setting(SECTION, "assignments", {}) or {}
     if not isinstance(per_assignment, dict):
@@ -82,4 +92,5 @@ def policy_of(course: Course, assignment: str, due: datetime.datetime | None) ->
     values = {**base, **_checked(assignment, where, dict(own))}
     return Policy(feedback=values.get("feedback", DEFAULT_FEEDBACK),
                   attempts_per_day=values.get("attempts_per_day", DEFAULT_ATTEMPTS_PER_DAY),
+                  max_queued=values.get("max_queued", DEFAULT_MAX_QUEUED),
                   due=due, closes=late_window_end(course, due))

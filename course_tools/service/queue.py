@@ -6,7 +6,9 @@ survives a restart and is shared by every service process of the course. A row g
     queued -> grading -> done | grading_error
 
 ``enqueue`` is idempotent (the inbound folder's name is unique). ``claim`` hands a queued row to
-exactly one process: ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL (two services never
+exactly one process, students in turn (the one whose latest claim is oldest first, so one
+student's backlog never holds a classmate back): ``SELECT ... FOR UPDATE SKIP LOCKED`` on
+PostgreSQL (two services never
 wait on, nor take, each other's row), an immediate (write-locking) transaction on SQLite; and
 never a row whose notebook (fingerprint) is being graded at that moment, so identical content
 is graded once even by parallel workers (the row waits, then finds the stored result). A
@@ -34,6 +36,7 @@ from sqlalchemy import (Boolean, Column, DateTime, Integer, MetaData, String, Ta
 from sqlalchemy.exc import IntegrityError
 
 QUEUED, GRADING, DONE, GRADING_ERROR = "queued", "grading", "done", "grading_error"
+NEVER = datetime.datetime(1970, 1, 1)   # the latest claim of a student never claimed: first in turn
 
 metadata = MetaData()
 submissions = Table(
@@ -200,20 +203,27 @@ class Queue:
 
     # ------------------------------------------------------------------ claim
     def claim(self, me: str, lease_seconds) -> Row | None:
-        """The oldest queued row, now ours for ``lease_seconds(row)`` seconds; None if none is queued."""
+        """A queued row, now ours for ``lease_seconds(row)`` seconds; None if none is queued.
+
+        Fair across students: the row of the student whose latest claim is oldest (a student
+        never claimed first), and that student's oldest row. So the students take turns, and one
+        student's backlog delays a classmate's submission by at most the gradings under way."""
         with self.engine.begin() as conn:
             # Not a notebook being graded right now (identical content is graded once: the row
             # waits, then finds the stored result).
             in_flight = select(submissions.c.fingerprint).where(submissions.c.state == GRADING,
                                                                submissions.c.fingerprint.is_not(None))
+            earlier = submissions.alias("earlier")
+            turns = select(earlier.c.student, func.max(earlier.c.started_at).label("last")).group_by(
+                earlier.c.student).subquery("turns")
             now = utcnow()
-            query = select(submissions).where(
+            query = select(submissions).outerjoin(turns, turns.c.student == submissions.c.student).where(
                 submissions.c.state == QUEUED,
                 submissions.c.lease_until.is_(None) | (submissions.c.lease_until <= now),
                 submissions.c.fingerprint.is_(None) | submissions.c.fingerprint.not_in(in_flight.scalar_subquery())
-            ).order_by(submissions.c.id).limit(1)
+            ).order_by(func.coalesce(turns.c.last, NEVER), submissions.c.id).limit(1)
             if self.postgres:
-                query = query.with_for_update(skip_locked=True)
+                query = query.with_for_update(skip_locked=True, of=submissions)
             record = conn.execute(query).first()
             if record is None:
                 return None
@@ -313,11 +323,35 @@ class Queue:
                     return student
         return None
 
-    def waiting(self) -> list[Row]:
-        """Queued and grading rows, oldest first (the order they are claimed in)."""
+    def queued_of(self, assignment: str, student: str) -> int:
+        """How many of ``student``'s submissions of ``assignment`` wait in the queue."""
         with self.engine.begin() as conn:
-            return [Row.of(r) for r in conn.execute(select(submissions).where(
+            return conn.execute(select(func.count()).select_from(submissions).where(
+                submissions.c.assignment == assignment, submissions.c.student == student,
+                submissions.c.state == QUEUED)).scalar_one()
+
+    def waiting(self) -> list[Row]:
+        """Grading rows, then queued rows in the order ``claim`` takes them (students in turn)."""
+        with self.engine.begin() as conn:
+            rows = [Row.of(r) for r in conn.execute(select(submissions).where(
                 submissions.c.state.in_((QUEUED, GRADING))).order_by(submissions.c.id))]
+            last = dict(conn.execute(select(submissions.c.student, func.max(submissions.c.started_at))
+                                     .group_by(submissions.c.student)).all())
+        queued: dict[str, list[Row]] = {}
+        for row in rows:
+            if row.state == QUEUED:
+                queued.setdefault(row.student, []).append(row)
+        turn = {student: (last.get(student) or NEVER, mine[0].id) for student, mine in queued.items()}
+        order = [row for row in rows if row.state == GRADING]
+        step = max([utcnow(), *[t for t, _ in turn.values()]])
+        while turn:
+            student = min(turn, key=turn.get)
+            order.append(queued[student].pop(0))
+            step += datetime.timedelta(microseconds=1)   # claimed now: behind every other student
+            turn = {s: t for s, t in turn.items() if queued[s]}
+            if student in turn:
+                turn[student] = (step, queued[student][0].id)
+        return order
 
     def rows(self, assignment: str | None = None) -> list[dict]:
         """Every row as a dict (for status, report, tests), oldest first."""

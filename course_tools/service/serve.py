@@ -100,7 +100,7 @@ class Service:
         back = self.queue.reclaim(self.me)
         if back:
             log.warning("put back %d submission(s) whose grading process died", back)
-        new = Intake(self.course, self.queue, assignments).scan()
+        new = Intake(self.course, self.queue, assignments, self.policy).scan()
         if new or back:
             self.work_ready.set()
         self._show_pending()
