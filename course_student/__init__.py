@@ -14,3 +14,11 @@ commands from here, so students and instructors run the same code.
     commands.py      fetch, submit, check as the command line runs them
     cli.py           the student commands' arguments, and the student-only `course` command
 """
+
+import sys
+
+# jsonschema (under nbformat) imports rfc3987_syntax when it is installed, and that module builds
+# a parser for the IRI grammar at import: 1-4 s of every `course` command. Neither nbformat's
+# schema nor any command here checks an IRI format, and jsonschema leaves that format out when the
+# import fails, which a None entry in sys.modules makes it do. Only where nothing imported it yet.
+sys.modules.setdefault("rfc3987_syntax", None)

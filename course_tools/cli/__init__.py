@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from course_student import cli as student_cli
+from course_student import cli as student_cli  # first: course_student keeps `course` quick to start
 from course_student.cli import EPILOG, fail
 
 from ..course_dir import CourseError, find_course
