@@ -24,7 +24,7 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,  # noqa: E402
                                     LimitOutput, SaveAutoGrades)
 
-from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader  # noqa: E402
+from course_tools.grading.nbgrader.plugin import HiddenSuiteGrader  # noqa: E402
 
 c.Autograde.autograde_preprocessors = [HiddenSuiteGrader, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
@@ -32,14 +32,14 @@ c.Autograde.autograde_preprocessors = [HiddenSuiteGrader, IgnorePattern, ClearMe
 # restored where the release has it; nbgrader's own OverwriteCells stops with a KeyError on some.
 from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec  # noqa: E402
 
-from course_tools.grading.restore_cells import RestoreGradedCells  # noqa: E402
+from course_tools.grading.nbgrader.restore_cells import RestoreGradedCells  # noqa: E402
 
 c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreGradedCells,
                                       CheckCellMetadata]
 c.HiddenSuiteGrader.timeout = 0  # seconds one notebook may take in all; 0: what its time budgets allow
 # Without bubblewrap, grading refuses to start; set True to grade anyway, unisolated (not recommended).
 c.HiddenSuiteGrader.unsandboxed = False
-# What one submission's sandboxed worker may use (course_tools/grading/sandbox.py). These travel
+# What one submission's sandboxed worker may use (course_tools/grading/sandbox/bwrap.py). These travel
 # as environment variables to the grading processes; on Dask workers set them in their environment.
 os.environ.setdefault("COURSE_GRADER_MEMORY_MB", "2048")   # address space; all its processes: 1.5x
 os.environ.setdefault("COURSE_GRADER_CPU_SECONDS", "300")

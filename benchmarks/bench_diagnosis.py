@@ -32,7 +32,7 @@ from course_lib import tasks  # noqa: E402
 from grading_support import grade, source, wrong_catalogue  # noqa: E402
 
 from course_tools.demo_class import apply_edits  # noqa: E402
-from course_tools.grading.diagnosis import misconceptions_of  # noqa: E402
+from course_tools.grading.diagnosis.diagnosis import misconceptions_of  # noqa: E402
 
 
 def graded_diagnoses(assignment: str, nb) -> dict:

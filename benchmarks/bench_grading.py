@@ -101,8 +101,8 @@ def one_each() -> int:
     `course grade` does (a process forked from the warm fork server) and the way nbgrader's
     autograde does (a fresh grading process: Python and the grader's imports started anew)."""
     from course_lib import tasks
-    from course_tools.grading.pool import grade_many
-    from course_tools.grading.runner import grade_in_process
+    from course_tools.grading.launch.pool import grade_many
+    from course_tools.grading.launch.runner import grade_in_process
     from course_tools.grading.settings import GradingSettings
 
     settings = GradingSettings.current()

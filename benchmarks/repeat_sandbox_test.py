@@ -80,7 +80,8 @@ class Recorder:
 
 def _record_workers(plugin: Recorder) -> None:
     """Wrap the session's stop and the cgroup's removal to keep what they are about to throw away."""
-    from course_tools.grading import cgroups, session
+    from course_tools.grading.sandbox import cgroups
+    from course_tools.grading.session import session
 
     remove, stop = cgroups.Cgroup.remove, session.StudentSession._stop
 
@@ -107,7 +108,7 @@ def neighbour_loop(kind: str, stop_file: Path) -> None:
     """Grade the ``kind`` submission again and again until ``stop_file`` exists."""
     import nbformat
 
-    from course_tools.grading.suite import run_suite
+    from course_tools.grading.suite.run import run_suite
     from grading_support import HOSTILE_LIMITS, inject, source
 
     with tempfile.TemporaryDirectory() as folder:

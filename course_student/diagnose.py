@@ -2,7 +2,7 @@
 
 With the full course bundle (a self-paced learner's clone), each task whose visible check failed
 is probed in the notebook's own kernel, after its cells ran: a few inputs on which the course's
-known mistakes show (course_tools/grading/probes.py), answered by the student's code through the
+known mistakes show (course_tools/grading/diagnosis/probes.py), answered by the student's code through the
 grader's scenario functions, then compared with the reference and matched against the known
 wrong implementations by the grader's own Diagnoser. The verdict reads "looks like": a match on
 values, never a proof.
@@ -23,7 +23,7 @@ from course_lib import tasks
 def available() -> bool:
     """True where the misconceptions and the probes are installed (the full bundle)."""
     try:
-        import course_tools.grading.probes  # noqa: F401  (the full bundle only)
+        import course_tools.grading.diagnosis.probes  # noqa: F401  (the full bundle only)
     except ImportError:
         return False
     return True
@@ -36,7 +36,7 @@ def diagnose(assignment: str, failed: list[str], execute: Callable[[str], str | 
     """
     if assignment not in tasks.ASSIGNMENTS or not failed or not available():
         return {}
-    from course_tools.grading import probes
+    from course_tools.grading.diagnosis import probes
 
     try:
         chosen = probes.probes_of(assignment, failed)

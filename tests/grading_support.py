@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools.grading.suite import run_suite
+from course_tools.grading.suite.run import run_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = dict(cell_timeout=60, call_timeout=20, load_timeout=240)

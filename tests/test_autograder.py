@@ -7,7 +7,7 @@ import pytest
 
 from course_lib import tasks
 from course_tools.build import release_notebook
-from course_tools.grading.suite import feedback_text, graded_tasks
+from course_tools.grading.suite.run import feedback_text, graded_tasks
 from grading_support import ROOT, grade, graded, inject, require_sandbox, scores, source, wrong_catalogue
 
 require_sandbox()

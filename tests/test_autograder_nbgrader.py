@@ -13,7 +13,7 @@ import pytest
 from conftest import hidden_code_lines
 from course_tools.build import tool_env
 from course_tools.demo_class import MISTAKES, apply_edits
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 from fixtures.hostile_values import DEEP_FRAME
 
 ROOT = Path(__file__).resolve().parents[1]

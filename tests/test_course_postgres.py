@@ -11,7 +11,7 @@ from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 
 ASSIGNMENT = "01_forward_ops"
 POINTS = graded_tasks(release_notebook(ASSIGNMENT))

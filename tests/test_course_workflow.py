@@ -23,7 +23,7 @@ from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass, Persona, filled_release
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 
 ASSIGNMENT = "01_forward_ops"
 POINTS = graded_tasks(release_notebook(ASSIGNMENT))
@@ -167,7 +167,7 @@ def test_grading_on_a_dask_cluster_scores_the_same(semester):
 
 
 def test_a_worker_with_another_bundle_is_refused():
-    from course_tools.grading.runner import grade_text
+    from course_tools.grading.launch.runner import grade_text
     from course_tools.grading.settings import GradingSettings
 
     with pytest.raises(RuntimeError, match="differs from the grader's"):
@@ -260,7 +260,7 @@ def test_errors_say_what_to_do(args, message, tmp_path):
 def test_grading_errors_are_listed_apart_and_the_class_is_still_graded(semester, monkeypatch, capsys):
     """One notebook's grading fails in the grader (not the student's fault): `course grade` grades the
     others, stores nothing for that one, lists it as a grading error and exits 1."""
-    from course_tools.grading import fanout
+    from course_tools.grading.launch import fanout
 
     _, course_folder = semester
     real = fanout.grade_many

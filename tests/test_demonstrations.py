@@ -10,7 +10,7 @@ import pytest
 from course_lib import tasks
 from course_tools.build import release_notebook
 from course_tools.demonstrations import is_demonstration, problems
-from course_tools.grading.session import program_cells
+from course_tools.grading.session.session import program_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,4 +1,4 @@
-"""Naming the mistake (course_tools/grading/diagnosis.py and autograder/<id>/misconceptions.py).
+"""Naming the mistake (course_tools/grading/diagnosis/diagnosis.py and autograder/<id>/misconceptions.py).
 
 The rules of a diagnosis on made-up evidence; the misconception modules themselves (explanations,
 notebook sections); and the real thing: every wrong submission of the catalogue and every solution
@@ -20,10 +20,10 @@ import pytest
 from course_lib import tasks
 from course_student.check import check_notebook, format_report
 from course_tools.demo_class import apply_edits
-from course_tools.grading import probes
+from course_tools.grading.diagnosis import probes
 from course_tools.grading.assignment_folder import assignment_module
-from course_tools.grading.diagnosis import Call, Diagnoser, Misconception, check_catalogue, misconceptions_of
-from course_tools.grading.suite import feedback_text
+from course_tools.grading.diagnosis.diagnosis import Call, Diagnoser, Misconception, check_catalogue, misconceptions_of
+from course_tools.grading.suite.run import feedback_text
 from grading_support import ROOT, grade, graded, require_sandbox, wrong_catalogue
 
 ASSIGNMENTS = list(tasks.ASSIGNMENTS)

@@ -37,7 +37,7 @@ from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import ROOT, Course, init_course
 from course_tools.demo_class import blank, filled_release
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 from course_tools.inbound import load_refusals
 
 ASSIGNMENT = "01_forward_ops"

@@ -2,8 +2,8 @@
 preformatted text, where a long line runs off sideways instead of wrapping (issue 22)."""
 from __future__ import annotations
 
-from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader
-from course_tools.grading.suite import FEEDBACK_WIDTH
+from course_tools.grading.nbgrader.plugin import HiddenSuiteGrader
+from course_tools.grading.suite.run import FEEDBACK_WIDTH
 
 # The demonstration cells of 04 that the grader does not run, as many as a notebook has.
 NOT_RUN = [f"demo_training_run_{n}_with_a_long_descriptive_name" for n in range(8)]

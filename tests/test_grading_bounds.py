@@ -23,9 +23,9 @@ import pytest
 
 from course_tools.demo_class import apply_edits
 from course_tools.grading.assignment_folder import assignment_module
-from course_tools.grading.reference import compute_substitutes
-from course_tools.grading.session import MAX_CRASHES_PER_TASK, StudentError, StudentSession
-from course_tools.grading.suite import feedback_text, run_suite
+from course_tools.grading.diagnosis.reference import compute_substitutes
+from course_tools.grading.session.session import MAX_CRASHES_PER_TASK, StudentError, StudentSession
+from course_tools.grading.suite.run import feedback_text, run_suite
 from fixtures.hostile_grader_side import HOSTILE_GRADER_SIDE, REFERENCE_MARKERS
 from grading_support import FAST, ROOT, inject, require_sandbox, scores, source
 
@@ -94,9 +94,9 @@ def test_the_reference_code_is_nowhere_the_worker_can_reach(tmp_path):
 
 def test_the_worker_cannot_run_lent_source_code():
     """The "source" kind of substitute is gone from the worker: nothing can lend code again."""
-    from course_tools.grading.worker import scenarios
+    from course_tools.grading.sandbox.worker import scenarios
 
-    text = (ROOT / "course_tools" / "grading" / "worker" / "scenarios.py").read_text()
+    text = (ROOT / "course_tools" / "grading" / "sandbox" / "worker" / "scenarios.py").read_text()
     assert "exec(" not in text and "compile(" not in text
     with pytest.raises(ValueError, match="unknown substitute kind"):
         scenarios._substitute({"kind": "source", "code": "def f(): pass", "name": "f"})
@@ -131,7 +131,7 @@ def test_a_forged_view_costs_its_checks_and_is_never_a_grading_error(tmp_path):
 
 def test_the_lent_slice_view_refuses_a_huge_claimed_buffer_before_allocating():
     """03's lent _slice_view gets the buffer's size from the worker: 10**12 elements is refused at once."""
-    from course_tools.grading.reference import slice_view
+    from course_tools.grading.diagnosis.reference import slice_view
 
     assert slice_view([4, 3], [3, 1], 0, 12, [["slice", 0, 2, 1]]) == [[2, 3], [3, 1], 0]
     started = time.monotonic()
@@ -184,7 +184,7 @@ def test_a_slow_grader_side_call_stops_at_the_task_budget(tmp_path):
 # ------------------------------------------------------------------------------ memory
 def test_the_grading_process_gets_a_memory_cap_generous_enough_for_torch(tmp_path):
     code = ("import resource, numpy as np, torch\n"
-            "from course_tools.grading.suite import cap_grader_memory\n"
+            "from course_tools.grading.suite.run import cap_grader_memory\n"
             "cap = cap_grader_memory()\n"
             "assert resource.getrlimit(resource.RLIMIT_DATA)[0] == cap == 3000 * 2 ** 20, cap\n"
             "torch.nn.functional.conv2d(torch.ones(4, 3, 32, 32), torch.ones(8, 3, 3, 3))\n"

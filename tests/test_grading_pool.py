@@ -1,4 +1,4 @@
-"""`course grade`'s fork server (course_tools/grading/pool.py): children forked from it grade
+"""`course grade`'s fork server (course_tools/grading/launch/pool.py): children forked from it grade
 whatever the hidden suite asks of PyTorch.
 
 The server preloads the diagnoser, whose probes run torch's conv at import. Had that started
@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course_tools.grading.pool import grade_many
+from course_tools.grading.launch.pool import grade_many
 from course_tools.grading.settings import GradingSettings
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 from course_tools.build import release_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def test_a_forked_grading_runs_torch_with_its_default_threads_to_full_marks():
 
 def test_the_fork_server_has_no_torch_threads_to_hand_down():
     """What the children inherit: the server's preload leaves PyTorch at one thread."""
-    probe = ("import os, torch; import course_tools.grading.preload; "
+    probe = ("import os, torch; import course_tools.grading.launch.preload; "
              "print(torch.get_num_threads(), len(os.listdir('/proc/self/task')))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     torch_threads, os_threads = map(int, out.stdout.split())

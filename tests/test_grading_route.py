@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 from course_tools.build import release_notebook
-from course_tools.grading.pool import grade_many
+from course_tools.grading.launch.pool import grade_many
 from course_tools.grading.route import grade_one, is_stored_score, time_limit
-from course_tools.grading.runner import grade_in_process
+from course_tools.grading.launch.runner import grade_in_process
 from course_tools.grading.settings import MAX_NOTEBOOK_SECONDS, SLACK_SECONDS, GradingSettings
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "01_forward_ops"

@@ -19,10 +19,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools.grading import cgroups, sandbox
-from course_tools.grading.runtime import distributions
-from course_tools.grading.session import StudentSession
-from course_tools.grading.suite import run_suite
+from course_tools.grading.sandbox import cgroups, bwrap as sandbox
+from course_tools.grading.sandbox.runtime import distributions
+from course_tools.grading.session.session import StudentSession
+from course_tools.grading.suite.run import run_suite
 from fixtures.hostile_submissions import HOSTILE
 from grading_support import HOSTILE_LIMITS, ROOT, inject, require_sandbox, scores, source, worker_processes
 
@@ -209,7 +209,7 @@ def test_the_sandbox_starts_when_what_it_binds_lies_under_tmp(tmp_path):
     import subprocess
     import types
 
-    from course_tools.grading.runtime import runtime_view
+    from course_tools.grading.sandbox.runtime import runtime_view
 
     package = tmp_path / "venv" / "site-packages"
     package.mkdir(parents=True)

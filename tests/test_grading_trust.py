@@ -20,13 +20,13 @@ import nbformat
 import numpy as np
 import pytest
 
-from course_tools.grading.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
-from course_tools.grading.fanout import Job, grade_jobs
+from course_tools.grading.session.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
+from course_tools.grading.launch.fanout import Job, grade_jobs
 from course_tools.grading.results import ResultStore
-from course_tools.grading.runner import grade_in_process
+from course_tools.grading.launch.runner import grade_in_process
 from course_tools.grading.settings import GradingSettings
-from course_tools.grading.suite import feedback_text
-from course_tools.grading.worker import protocol
+from course_tools.grading.suite.run import feedback_text
+from course_tools.grading.sandbox.worker import protocol
 from grading_support import ROOT, grade, inject, require_sandbox, scores, source
 
 require_sandbox()
@@ -188,7 +188,7 @@ worker.GraderCall.__call__ = spy
 
 def test_planted_bugs_reach_the_student_anonymous(tmp_path):
     """What a check can learn about a planted bug from the object it receives: nothing."""
-    from course_tools.grading.session import StudentSession
+    from course_tools.grading.session.session import StudentSession
 
     path = tmp_path / "06.ipynb"
     nbformat.write(inject(source("06_gradient_checking"), SPY), str(path))
@@ -247,9 +247,9 @@ def _solution(tmp_path, assignment="01_forward_ops") -> Path:
 @pytest.mark.parametrize("fault,expected", [
     ("def test_broken(:\n", "could not run"),
     ("import a_module_that_does_not_exist\n", "could not run"),
-    ("from course_tools.grading.suite import task\n@task('forward_negate')\ndef test_grader_bug(student):\n"
+    ("from course_tools.grading.suite.run import task\n@task('forward_negate')\ndef test_grader_bug(student):\n"
      "    '''a check whose own code fails'''\n    {}['missing']\n", "KeyError"),
-    ("import pytest\nfrom course_tools.grading.suite import task\n@task('forward_negate')\n"
+    ("import pytest\nfrom course_tools.grading.suite.run import task\n@task('forward_negate')\n"
      "def test_skips(student):\n    '''a check that skips'''\n    pytest.skip('not today')\n", "skipped"),
 ], ids=["syntax-error", "missing-import", "grader-exception", "skipped-check"])
 def test_a_broken_hidden_suite_is_a_grading_error(fault, expected, tmp_path):

@@ -58,7 +58,7 @@ import hub_browser as hb
 import refusals
 from conftest import given_lines, hidden_code_lines
 from course_tools.build import release_notebook
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 from course_tools.demo_class import blank, filled_release, with_mistake
 
 ROOT = Path(__file__).resolve().parents[1]

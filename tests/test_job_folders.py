@@ -19,8 +19,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_tools.grading import sandbox
-from course_tools.grading.pool import grade_many
+from course_tools.grading.sandbox import bwrap as sandbox
+from course_tools.grading.launch.pool import grade_many
 from course_tools.grading.settings import GradingSettings
 from grading_support import inject, require_sandbox, source
 

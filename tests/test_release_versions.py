@@ -36,11 +36,11 @@ from course_tools.build import ROOT, release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course, init_course
 from course_tools.demo_class import DemoClass, Persona, answered
-from course_tools.grading.nbgrader_plugin import HiddenSuiteGrader
+from course_tools.grading.nbgrader.plugin import HiddenSuiteGrader
 from course_tools.grading.results import ResultStore
 from course_tools.grading.route import grade_one
 from course_tools.grading.settings import GradingSettings
-from course_tools.grading.suite import SUITES, graded_tasks
+from course_tools.grading.suite.run import SUITES, graded_tasks
 from course_tools.grading.target import version_note
 from course_tools.release_changes import changes
 from course_tools.service.pages import graded_page

@@ -13,7 +13,7 @@ from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import Persona
-from course_tools.grading.suite import graded_tasks
+from course_tools.grading.suite.run import graded_tasks
 from course_tools.service.pages import NOT_GRADED_YET
 from course_tools.service.publish import feedback_folder
 from grading_support import require_sandbox

@@ -96,7 +96,7 @@ def test_metadata_of_a_type_nbgrader_never_writes_is_the_students_error_naming_t
     """Each malformed field (valid nbformat: nbgrader's metadata is an open object) is named to
     the student, and the intake queues the folder (its grading says what is wrong) instead of
     failing in whatever reads the field."""
-    from course_tools.grading.session import StudentError, read_notebook
+    from course_tools.grading.session.session import StudentError, read_notebook
 
     nb = nbformat.read(str(release_notebook(A)), as_version=4)
     index, cell = next((i, c) for i, c in enumerate(nb.cells, 1) if c.metadata.get("nbgrader", {}).get("locked"))

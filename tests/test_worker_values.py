@@ -1,6 +1,6 @@
 """A worker's value of the wrong type or structure fails its own check, never the whole notebook.
 
-- The readers (course_tools/grading/expect.py): what they accept, and the message for what they refuse.
+- The readers (course_tools/grading/session/expect.py): what they accept, and the message for what they refuse.
 - The decoder: a frame nested far deeper than any value may be is refused before it is parsed.
 - suite.py: a StudentError inside a check is that check's failure; a bug in the grader's own check
   is still a grading error.
@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 
 from course_tools.build import release_notebook
-from course_tools.grading import expect
-from course_tools.grading.channel import Channel, ChannelGarbage
-from course_tools.grading.session import StudentError
-from course_tools.grading.suite import feedback_text, graded_tasks, run_suite
-from course_tools.grading.worker import protocol
+from course_tools.grading.session import expect
+from course_tools.grading.session.channel import Channel, ChannelGarbage
+from course_tools.grading.session.session import StudentError
+from course_tools.grading.suite.run import feedback_text, graded_tasks, run_suite
+from course_tools.grading.sandbox.worker import protocol
 from fixtures.hostile_values import HOSTILE_VALUES
 from grading_support import FAST, grade, inject, require_sandbox, scores, source
 
@@ -188,7 +188,7 @@ def test_valid_json_that_is_not_a_valid_encoding_is_refused(message):
 # ------------------------------------------------------------------------------ whose fault: suite.py
 CONFTEST = '''
 import pytest
-from course_tools.grading.session import current_session
+from course_tools.grading.session.session import current_session
 
 @pytest.fixture(scope="session")
 def student():
@@ -203,7 +203,7 @@ def _suite(tmp_path, body: str, assignment: str = "01_forward_ops"):
     folder.mkdir()
     (folder / "conftest.py").write_text(CONFTEST)
     tasks = list(graded_tasks(release_notebook(assignment)))
-    lines = ["from course_tools.grading import expect", "from course_tools.grading.suite import task", ""]
+    lines = ["from course_tools.grading.session import expect", "from course_tools.grading.suite.run import task", ""]
     lines += [f"@task({tasks[0]!r})", "def test_reads_a_value(student):", textwrap.indent(body, "    "), ""]
     for t in tasks[1:]:
         lines += [f"@task({t!r})", f"def test_{t}(student):", "    pass", ""]

@@ -19,10 +19,10 @@ from tqdm.auto import tqdm
 from .. import inbound, release_versions
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
-from ..grading.fanout import Job, grade_jobs
+from ..grading.launch.fanout import Job, grade_jobs
 from ..build import release_notebook
 from ..grading.results import ResultStore
-from ..grading.sandbox import SandboxUnavailable, sandbox_kind
+from ..grading.sandbox.bwrap import SandboxUnavailable, sandbox_kind
 from ..grading.settings import GradingSettings
 from ..terminal import printable
 from . import versions

@@ -21,18 +21,18 @@ An assignment's own modules (assignment_folder.py)
     assignment_module
 """
 from .assignment_folder import assignment_module
-from .diagnosis import Call, Misconception, notebook_place
-from .expect import as_array, as_float, as_int, as_list, as_mapping, as_numbers, describe
-from .probe_calls import (Probe, call_of, forward_call, forward_of, function_call, gradient_call, gradient_of,
+from .diagnosis.diagnosis import Call, Misconception, notebook_place
+from .session.expect import as_array, as_float, as_int, as_list, as_mapping, as_numbers, describe
+from .diagnosis.probe_calls import (Probe, call_of, forward_call, forward_of, function_call, gradient_call, gradient_of,
                           in_dtype, reevaluated_gradient_of, request_call, request_of)
-from .reference import (calls_back_substitutes, compute_substitutes, gradient_substitutes, ndarray_method,
+from .diagnosis.reference import (calls_back_substitutes, compute_substitutes, gradient_substitutes, ndarray_method,
                         op_gradient, reduce_to_shape_substitutes, slice_view, topo_sort_substitutes)
-from .session import StudentError, current_session
-from .suite import expect_close, expect_worked, notebook_value, task, worked_answer
-from .torch_reference import hwio, nchw, nhwc, oihw, torch_conv_nchw, torch_conv_nhwc
+from .session.session import StudentError, current_session
+from .suite.run import expect_close, expect_worked, notebook_value, task, worked_answer
+from .diagnosis.torch_reference import hwio, nchw, nhwc, oihw, torch_conv_nchw, torch_conv_nhwc
 from .views import view_of
-from .worker.protocol import StridedView
-from .worker.scenarios import EXPRESSIONS, FUNCTIONS
+from .sandbox.worker.protocol import StridedView
+from .sandbox.worker.scenarios import EXPRESSIONS, FUNCTIONS
 
 __all__ = [
     "assignment_module",

@@ -33,7 +33,7 @@ from pathlib import Path
 import nbformat
 
 from ..build import release_notebook
-from .session import StudentError, program_cells, read_notebook
+from .session.session import StudentError, program_cells, read_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 STORE_NAME = ".hidden_suite_results"

@@ -38,7 +38,7 @@ def is_stored_score(result: dict) -> bool:
 def time_limit(assignment: str, settings: GradingSettings) -> int:
     """The wall time a launcher allows one grading of ``assignment`` before it kills it."""
     from ..build import release_notebook
-    from .suite import graded_tasks
+    from .suite.run import graded_tasks
 
     return settings.time_limit(len(graded_tasks(release_notebook(assignment))))
 
@@ -64,7 +64,7 @@ def grade_one(assignment: str, notebook: Path, settings: GradingSettings, releas
     raises: the student's failures are in the scores, the grader's own in ``grading_error``, and so
     is a notebook that matches no release version (with the reason)."""
     from ..release_versions import VersionError
-    from .suite import run_suite
+    from .suite.run import run_suite
     from .target import Target, target_of
 
     try:

@@ -25,7 +25,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
-from . import sandbox
+from .sandbox import bwrap as sandbox
 
 TASK_SECONDS = 120
 # Running the notebook's cells once, before any check: its own limit (session.py's load_timeout).

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import release_versions
-from .session import StudentError, read_notebook
+from .session.session import StudentError, read_notebook
 from .settings import GradingSettings
 
 

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .worker.protocol import StridedView
+from .sandbox.worker.protocol import StridedView
 
 LAYOUTS = ("transposed", "strided", "reversed")
 DESCRIPTIONS = {

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..build import ROOT
-from ..grading.pool import grade_many
+from ..grading.launch.pool import grade_many
 from ..grading.results import ResultStore, grading_key
 from ..grading.settings import GradingSettings
 from .mutants import Mutant, notebook_with, write_notebook

@@ -25,7 +25,7 @@ from ..grading.results import ResultStore
 from ..grading.route import result_key
 from ..grading.settings import GradingSettings
 from ..inbound import load_refusals
-from ..grading.suite import graded_tasks
+from ..grading.suite.run import graded_tasks
 
 
 @dataclass

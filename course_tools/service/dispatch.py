@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..grading.pool import grade_many, warm_up
+from ..grading.launch.pool import grade_many, warm_up
 from ..grading.route import grading_error, time_limit
 from ..grading.settings import GradingSettings
 
@@ -40,7 +40,7 @@ class Here:
 
 class OnDask:
     def __init__(self, scheduler: str, settings: GradingSettings):
-        from ..grading.fanout import connect
+        from ..grading.launch.fanout import connect
         from ..grading.results import bundle_fingerprint
 
         self.settings = settings
@@ -48,7 +48,7 @@ class OnDask:
         self.fingerprint = bundle_fingerprint()
 
     def grade(self, assignment: str, notebook: Path) -> dict:
-        from ..grading.runner import grade_text
+        from ..grading.launch.runner import grade_text
 
         future = self.client.submit(grade_text, assignment, notebook.name, notebook.read_text(), self.fingerprint,
                                     self.settings.as_dict(), pure=False)

@@ -18,7 +18,11 @@ import pytest  # noqa: E402,F401
 import torch.nn.functional  # noqa: E402,F401
 
 import course_lib  # noqa: E402,F401
-from course_tools.grading import diagnosis, reference, runtime, session, suite, views  # noqa: E402,F401
+from course_tools.grading import views  # noqa: E402,F401
+from course_tools.grading.diagnosis import diagnosis, reference  # noqa: E402,F401
+from course_tools.grading.sandbox import runtime  # noqa: E402
+from course_tools.grading.session import session  # noqa: E402,F401
+from course_tools.grading.suite import run  # noqa: E402,F401
 from course_tools.grading.assignment_folder import assignment_module  # noqa: E402
 
 assignment_module("04_conv_backward", "misconceptions")  # its import runs torch's conv

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .assignment_folder import assignment_module
+from ..assignment_folder import assignment_module
 from .diagnosis import Diagnoser, Misconception, misconceptions_of
 from .probe_calls import Probe
-from .views import values_of
-from .worker import protocol, scenarios
-from .worker.protocol import StridedView
+from ..views import values_of
+from ..sandbox.worker import protocol, scenarios
+from ..sandbox.worker.protocol import StridedView
 
 
 def probes_of(assignment: str, failed: list[str]) -> list[Probe]:
@@ -50,7 +50,7 @@ def kernel_code(requests: Path, answers: Path) -> str:
     return f'''
 def _course_check_probes():
     import os
-    from course_tools.grading.worker import protocol, scenarios
+    from course_tools.grading.sandbox.worker import protocol, scenarios
     fd = os.open({str(requests)!r}, os.O_RDONLY)
     try:
         requests = protocol.read_frame(fd)

@@ -10,7 +10,7 @@ import os
 import select
 import time
 
-from .worker import protocol
+from ..sandbox.worker import protocol
 
 
 class ChannelClosed(Exception):

@@ -24,13 +24,13 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Enum, Integer
 
-from .results import ResultStore
-from .route import is_stored_score, result_key
-from .runner import grade_in_process
-from .settings import GradingSettings
-from ..terminal import printable
-from .suite import FEEDBACK_WIDTH, feedback_text
-from .target import version_note
+from ..results import ResultStore
+from ..route import is_stored_score, result_key
+from ..launch.runner import grade_in_process
+from ..settings import GradingSettings
+from ...terminal import printable
+from ..suite.run import FEEDBACK_WIDTH, feedback_text
+from ..target import version_note
 
 
 class GradingFailed(RuntimeError):

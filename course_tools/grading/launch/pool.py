@@ -17,11 +17,11 @@ import multiprocessing.connection
 import time
 from pathlib import Path
 
-from .route import grading_error, time_limit
-from .sandbox import sweep_stale_jobs
-from .settings import GradingSettings
+from ..route import grading_error, time_limit
+from ..sandbox.bwrap import sweep_stale_jobs
+from ..settings import GradingSettings
 
-PRELOAD = "course_tools.grading.preload"
+PRELOAD = "course_tools.grading.launch.preload"
 
 
 def _context():
@@ -44,9 +44,9 @@ def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
     # The settings come with the job: the fork server's environment is the one it started with.
     import os
 
-    from .route import grade_one
-    from .settings import MACHINE_VARIABLES, GradingSettings
-    from .suite import cap_grader_memory
+    from ..route import grade_one
+    from ..settings import MACHINE_VARIABLES, GradingSettings
+    from ..suite.run import cap_grader_memory
 
     settings = GradingSettings.from_dict(settings)
     for key in MACHINE_VARIABLES:

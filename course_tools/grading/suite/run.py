@@ -34,16 +34,16 @@ import pytest
 from course_lib import tasks
 from course_lib.checks import assert_close
 
-from ..build import release_notebook as release_notebook_of
-from ..demonstrations import is_demonstration
-from ..release_versions import task_contracts
-from ..terminal import printable
-from .assignment_folder import SUITES
-from .expect import as_number_or_array, as_numbers
-from .session import CURRENT, GradingError, StudentError, StudentSession
-from .settings import GradingSettings
+from ...build import release_notebook as release_notebook_of
+from ...demonstrations import is_demonstration
+from ...release_versions import task_contracts
+from ...terminal import printable
+from ..assignment_folder import SUITES
+from ..session.expect import as_number_or_array, as_numbers
+from ..session.session import CURRENT, GradingError, StudentError, StudentSession
+from ..settings import GradingSettings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def task(task_id: str, weight: float = 1.0, contract: str | None = None, not_for: tuple[str, ...] = ()):
@@ -115,7 +115,7 @@ def expect_worked(array: np.ndarray, expected, name: str, hint: str) -> None:
 
 def graded_tasks(release_notebook: Path) -> dict[str, float]:
     """Autograded test cells of the release: task id -> points."""
-    from ..release_versions import graded_tasks as tasks_of
+    from ...release_versions import graded_tasks as tasks_of
 
     return tasks_of(nbformat.read(str(release_notebook), as_version=4))
 
@@ -335,7 +335,7 @@ def cap_grader_memory() -> int | None:
     never lowers a cap already set lower. Returns the cap in bytes, or None."""
     import resource
 
-    from .sandbox import _setting
+    from ..sandbox.bwrap import _setting
 
     cap = _setting(GRADER_MEMORY_SETTING, DEFAULT_GRADER_MEMORY_MB * 1024 ** 2, 1024 ** 2)
     if cap <= 0:
@@ -360,7 +360,7 @@ def main(argv=None) -> int:
     parser.add_argument("--settings", type=json.loads, default=None,
                         help="the grading settings as JSON (settings.py; default: the environment's)")
     args = parser.parse_args(argv)
-    from .route import grade_one
+    from ..route import grade_one
 
     cap_grader_memory()
     settings = GradingSettings.from_dict(args.settings) if args.settings else GradingSettings.current()

@@ -17,10 +17,10 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .pool import grade_many
-from .results import ResultStore, bundle_fingerprint
-from .route import is_stored_score, result_key
+from ..results import ResultStore, bundle_fingerprint
+from ..route import is_stored_score, result_key
 from .runner import grade_text
-from .settings import GradingSettings
+from ..settings import GradingSettings
 
 
 @dataclass(frozen=True)

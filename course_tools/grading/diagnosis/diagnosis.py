@@ -80,7 +80,7 @@ def notebook_place(part: str, notebook: str, title: str, more: str = "") -> str:
 def misconceptions_of(assignment: str) -> list[Misconception]:
     """The catalogue of one assignment, autograder/<assignment>/misconceptions.py (empty where
     none is written)."""
-    from .assignment_folder import assignment_module  # its modules import this one
+    from ..assignment_folder import assignment_module  # its modules import this one
 
     module = assignment_module(assignment, "misconceptions")
     return list(module.MISCONCEPTIONS) if module else []

@@ -49,14 +49,15 @@ import numpy as np
 
 from course_lib import tasks
 
-from .. import build, notebook_metadata
-from ..demonstrations import is_demonstration
-from . import sandbox, views
-from .cgroups import Cgroup
+from ... import build, notebook_metadata
+from ...demonstrations import is_demonstration
+from ..sandbox import bwrap as sandbox
+from .. import views
+from ..sandbox.cgroups import Cgroup
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
-from .diagnosis import Call, Diagnoser
-from .settings import GradingSettings
-from .worker.protocol import GraderFunction, StridedView, ValueRefused
+from ..diagnosis.diagnosis import Call, Diagnoser
+from ..settings import GradingSettings
+from ..sandbox.worker.protocol import GraderFunction, StridedView, ValueRefused
 
 MAX_CRASHES_PER_TASK = 3
 MAX_CALLBACKS = 20000  # messages of one request to grader-provided functions: calls, and values sent back
@@ -72,7 +73,7 @@ CURRENT: list["StudentSession"] = []
 def current_session() -> "StudentSession":
     """The session being graded (autograder/conftest.py hands it to tests as ``student``)."""
     if not CURRENT:
-        raise RuntimeError("hidden suites run through course_tools.grading.suite.run_suite")
+        raise RuntimeError("hidden suites run through course_tools.grading.suite.run.run_suite")
     return CURRENT[-1]
 
 

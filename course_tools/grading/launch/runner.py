@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .results import bundle_fingerprint
-from .route import grading_error, time_limit
-from .settings import GradingSettings
+from ..results import bundle_fingerprint
+from ..route import grading_error, time_limit
+from ..settings import GradingSettings
 
 
 def grade_in_process(assignment: str, notebook: Path, settings: GradingSettings, suite_dir: Path | None = None) -> dict:

@@ -4,7 +4,7 @@ What it sees (bubblewrap, the Debian package ``bubblewrap``): an empty root with
   - the allow-list of runtime.py, read-only: the interpreter, the standard library, numpy,
     matplotlib, tqdm and what they require, the system's shared libraries;
   - the job folder, read-only, at /.course-grader/job: job.json (the cells to run), the worker's own code
-    (course_tools/grading/worker, copied) and the student-facing course_lib of the release
+    (course_tools/grading/sandbox/worker, copied) and the student-facing course_lib of the release
     being graded (copied from assignments/<id>/course_lib);
   - /.course-grader/work, a tmpfs of at most COURSE_GRADER_DISK_MB (its cwd and $HOME; /tmp points into it),
     the only place it can write; a fresh /proc of its own PID namespace and a minimal /dev.
@@ -48,7 +48,7 @@ from pathlib import Path
 from .cgroups import Cgroup
 from .runtime import runtime_view
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WORKER_PACKAGE = Path(__file__).resolve().parent / "worker"
 # Inside the sandbox: names no host path of the allow-list uses (checked in _bubblewrap_args).
 INSIDE_ROOT = "/.course-grader"
@@ -271,7 +271,7 @@ class JobFolder:
         self.work = self.path / "work"
 
     def _fill(self, assignment, cells, cell_timeout, account, wall_factor, course_lib) -> None:
-        from ..build import release_notebook
+        from ...build import release_notebook
 
         self.ro = self.path / "ro"
         self.ro.mkdir(mode=0o700)
