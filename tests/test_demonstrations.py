@@ -52,6 +52,9 @@ def test_a_student_cannot_mark_their_own_cells_away():
     release = _notebook(("x = 1", False))
     submitted = _notebook(("x = 1\nsabotage = True", True))
     assert [c["source"] for c in program_cells(submitted, release)] == ["x = 1"]  # locked: the release's text
+    # Each cell keeps its place in the student's notebook (markdown and skipped cells counted).
+    assert all(submitted.cells[c["position"] - 1].metadata.get("nbgrader", {}).get("grade_id") == c["grade_id"]
+               for c in program_cells(submitted, release))
     unlocked = nbformat.v4.new_code_cell("mine = 2")
     unlocked.metadata["course"] = {"demonstration": True}
     submitted.cells.append(unlocked)

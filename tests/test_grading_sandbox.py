@@ -422,4 +422,5 @@ def test_time_limits_count_cpu_time_with_a_wall_clock_backstop(tmp_path, monkeyp
         assert session.variable("slept") >= 3, "a sleep past the CPU-time limit was stopped"
         errors = session.loaded_cell_errors()
     assert len(errors) == 1 and "took longer than 6 s" in errors[0] and "sleeping" in errors[0], errors
+    assert errors[0].startswith(f"cell {len(nb.cells)}: "), errors   # named where the student finds it: the last cell
     assert time.monotonic() - began < 120

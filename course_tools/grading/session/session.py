@@ -101,18 +101,25 @@ def program_cells(submitted: nbformat.NotebookNode, release: nbformat.NotebookNo
     tests = {gid for gid, c in canonical.items() if _meta(c).get("grade") and not _meta(c).get("solution")}
     shows = {gid for gid, c in canonical.items() if is_demonstration(c)}
     cells = []
-    for cell in submitted.cells:
+    for index, cell in enumerate(submitted.cells):
         if cell.get("cell_type") != "code":
             continue
         meta = _meta(cell)
         grade_id = meta.get("grade_id")
         if grade_id in tests or grade_id in shows or (meta.get("grade") and not meta.get("solution")):
             continue
+        # position: where the student sees the cell (1 = the notebook's first cell, as `course check` counts)
         if grade_id in canonical and _meta(canonical[grade_id]).get("locked"):
-            cells.append({"grade_id": grade_id, "source": canonical[grade_id].source})
+            cells.append({"grade_id": grade_id, "source": canonical[grade_id].source, "position": index + 1})
         else:
-            cells.append({"grade_id": grade_id, "source": cell.get("source", "")})
+            cells.append({"grade_id": grade_id, "source": cell.get("source", ""), "position": index + 1})
     return cells
+
+
+def cell_label(cell: dict) -> str:
+    """A program cell named as the student finds it in their notebook: "cell 46 (forward_add_code)"."""
+    grade_id = cell.get("grade_id")
+    return f"cell {cell['position']}" + (f" ({grade_id})" if isinstance(grade_id, str) and grade_id else "")
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
@@ -614,7 +621,10 @@ class StudentSession:
                 f"{described}, {problem}: does it call .compact() where it needs a row-major array?")
 
     def loaded_cell_errors(self) -> list[str]:
-        return [f"{c.get('cell')}: {str(c.get('error'))[:300]}" for c in self.load_report if not c.get("ok")]
+        # The worker reports the cells in the order it was given them: named here, from the grader's
+        # own list, by their place in the student's notebook (not by the worker's word).
+        return [f"{cell_label(cell)}: {str(report.get('error'))[:300]}"
+                for cell, report in zip(self.cells, self.load_report) if not report.get("ok")]
 
     # ------------------------------------------------------------------ one wrapper per scenario
     def forward(self, op, attrs, *arrays, substitutes=None):

@@ -183,7 +183,7 @@ def run_cells(cells: list[dict], ns: dict, cell_timeout: int) -> list[dict]:
 
     report = []
     for index, cell in enumerate(cells):
-        name = cell.get("grade_id") or f"cell {index + 1}"
+        name = cell.get("grade_id") or f"cell {cell.get('position', index + 1)}"
         _start_timer(cell_timeout)
         started = time.perf_counter()
         try:
