@@ -30,7 +30,7 @@ from ..launch.runner import grade_in_process
 from ..settings import GradingSettings
 from ...terminal import printable
 from ..suite.run import FEEDBACK_WIDTH, feedback_text
-from ..target import version_note
+from ..target import rewritten_note, version_note
 
 
 class GradingFailed(RuntimeError):
@@ -55,13 +55,15 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             # nbgrader prints this on the instructor's terminal
             raise GradingFailed(printable(f"grading error for {student}/{assignment}/{notebook}: "
                                           f"{result['grading_error']}"))
+        first = True   # the version graded is said once, above the first graded cell's feedback
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if not (meta.get("grade") and not meta.get("solution") and cell.cell_type == "code"):
                 continue
             graded = result["tasks"].get(meta.get("grade_id"))
-            cell.outputs = self._outputs(meta.get("grade_id"), graded, result, float(meta.get("points", 0)))
+            cell.outputs = self._outputs(meta.get("grade_id"), graded, result, float(meta.get("points", 0)), first)
             cell.execution_count = None
+            first = False
         return nb, resources
 
     def _course_root(self) -> Path:
@@ -123,14 +125,17 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             self.log.error("could not remove the ungraded submission of %s/%s: %s", student, assignment, err)
 
     @staticmethod
-    def _outputs(task_id: str, graded: dict | None, result: dict, cell_points: float) -> list:
+    def _outputs(task_id: str, graded: dict | None, result: dict, cell_points: float, first: bool = True) -> list:
+        """The outputs of one graded cell; ``first``: the notebook's first graded cell, whose
+        feedback alone says which release version was graded."""
         version = result.get("version") or {}
+        note = version_note(result) if first else ""
         if graded is None and version:  # a task the graded release version does not have
-            return _excused_outputs(task_id, result, cell_points)
+            return _excused_outputs(task_id, result, cell_points, note)
         if graded is None:
             message = result.get("fatal") or "no hidden checks for this cell"
             return [nbformat.v4.new_output("error", ename="NotGraded", evalue=message, traceback=[message])]
-        text = version_note(result, task_id) + feedback_text(task_id, graded)
+        text = note + rewritten_note(result, task_id) + feedback_text(task_id, graded)
         if result.get("cell_errors"):
             text += "Cells that raised while your notebook ran:\n" + "".join(
                 f"  {e}\n" for e in result["cell_errors"][:10])
@@ -160,14 +165,14 @@ def _score_outputs(fraction: float, cell_points: float, what: str) -> list:
     return []
 
 
-def _excused_outputs(task_id: str, result: dict, cell_points: float) -> list:
+def _excused_outputs(task_id: str, result: dict, cell_points: float, note: str) -> list:
     """A task of the gradebook (the latest release) that the release the student worked on did not
     have: nbgrader keeps one points total per assignment, so it counts at the student's rate on the
     tasks they had, and the assignment's percentage is that of their own release."""
     tasks = result["tasks"].values()
     total = sum(t["points"] for t in tasks)
     fraction = sum(t["score"] for t in tasks) / total if total else 0.0
-    text = (version_note(result) + f"{task_id} was not part of release {result['version']['graded']}, which was "
+    text = (note + f"{task_id} was not part of release {result['version']['graded']}, which was "
             f"graded: it is not graded for you. Its {cell_points:g} points count at your rate on the tasks you had "
             f"({100 * fraction:.0f}%), so this assignment's percentage is the one you earned on your release.\n")
     return [nbformat.v4.new_output("stream", name="stdout", text=text),
