@@ -3,6 +3,7 @@
     assignments/<id>/   nbgrader's generate_assignment of source/<id>/, plus the student-facing
                         course_lib for that assignment (earlier tasks kept, later ones stubbed)
     solutions/<id>/     the source notebook executed top to bottom, outputs and figures kept
+    both                glossary.md, a copy of docs/glossary.md that every notebook links to
 
     python -m course_tools.build                 # rebuild everything
     python -m course_tools.build 03_ndarray      # one assignment
@@ -34,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE, RELEASE, SOLUTIONS = ROOT / "source", ROOT / "assignments", ROOT / "solutions"
 GENERATED_NOTE = "generated from source/{id}/{id}.ipynb by `python -m course_tools.build` - do not edit; edit the source"
 SOLUTION_TIMEOUT_S = 600
+GLOSSARY = ROOT / "docs" / "glossary.md"
+GLOSSARY_NOTE = "<!-- generated from docs/glossary.md by `python -m course_tools.build` - do not edit; edit docs/glossary.md -->\n"
 
 
 class BuildError(RuntimeError):
@@ -62,6 +65,11 @@ def _mark_generated(path: Path, assignment: str) -> None:
     nbformat.write(nb, str(path))
 
 
+def _copy_glossary(folder: Path) -> None:
+    """The glossary beside the notebook, so that its link works in a release handed out alone."""
+    (folder / GLOSSARY.name).write_text(GLOSSARY_NOTE + GLOSSARY.read_text(encoding="utf-8"), encoding="utf-8")
+
+
 def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
     """nbgrader generate_assignment in a scratch course, then the student-facing course_lib."""
     source_notebook(assignment)
@@ -69,6 +77,7 @@ def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
         course = Path(scratch)
         shutil.copytree(SOURCE / assignment, course / "source" / assignment,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "course_lib"))
+        _copy_glossary(course / "source" / assignment)   # released by nbgrader with the notebook
         result = subprocess.run(
             [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
              f"--CourseDirectory.root={course}", "--CourseDirectory.release_directory=release",
@@ -120,6 +129,7 @@ def build_solution(assignment: str, out_root: Path = SOLUTIONS) -> tuple[Path, f
         seconds = time.perf_counter() - start
     nb.metadata.setdefault("course", {})["generated"] = GENERATED_NOTE.format(id=assignment)
     nbformat.write(nb, str(dest / source.name))
+    _copy_glossary(dest)
     return dest / source.name, seconds
 
 
@@ -165,6 +175,10 @@ def compare_builds(assignments: list[str], fresh_release: Path, fresh_solutions:
             committed_nb = SOLUTIONS / assignment / notebook.name
             if not committed_nb.exists() or _comparable_solution(notebook) != _comparable_solution(committed_nb):
                 problems.append(f"solutions/{assignment}/{notebook.name}")
+        fresh_glossary, committed_glossary = (root / assignment / GLOSSARY.name for root in (fresh_solutions, SOLUTIONS))
+        if fresh_glossary.exists() and (not committed_glossary.exists()
+                                        or fresh_glossary.read_bytes() != committed_glossary.read_bytes()):
+            problems.append(f"solutions/{assignment}/{GLOSSARY.name}")
     return problems
 
 

@@ -67,3 +67,20 @@ def test_lent_stands_in_for_another_task_and_puts_it_back():
     except KeyError:
         pass
     assert "missing" not in namespace            # put back even when the check fails
+
+
+@pytest.mark.parametrize("error,shown", [(NotImplementedError(), "not written yet"),
+                                         (ValueError("shapes (3,) and (4,) do not match"), "ValueError: shapes"),
+                                         (AssertionError("dW: wrong values"), "AssertionError: dW: wrong values")])
+def test_a_demonstration_reports_a_failure_and_lets_run_all_go_on(error, shown, capsys):
+    from course_lib.checks import demonstration
+
+    after = []
+    with demonstration("the demo"):
+        raise error
+    after.append("the cell went on")   # nothing escaped the with block
+    printed = capsys.readouterr().out
+    assert after and "the demo could not run" in printed and shown in printed
+    with demonstration("the demo"):
+        after.append("a body that works runs as usual")
+    assert capsys.readouterr().out == "" and len(after) == 2

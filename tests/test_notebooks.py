@@ -139,13 +139,18 @@ def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
         probe.unlink()
     # the kernel ran the student-facing course_lib shipped beside the notebook, not the reference
     assert nb.cells[-1].outputs[0].text.strip() == str(folder / "course_lib" / "__init__.py")
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         meta = _nbgrader(cell)
+        errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
         if meta.get("grade") and cell.cell_type == "code":
-            errors = [o for o in cell.outputs if o.output_type == "error"]
             assert errors, f"{assignment}: graded cell {meta['grade_id']} passes on the blank release"
             # the setup cell's import of course_lib.checks makes the error say where Run All stopped
             assert errors[0].traceback[-1].endswith(RUN_ALL_NOTE), (assignment, meta["grade_id"])
+        elif cell.cell_type == "code" and not meta.get("solution"):
+            # Restart & Run All stops only at the student's own cells and the checks: a given cell (a
+            # demo, a figure, a report) that uses a task's stub reports it (checks.demonstration)
+            assert not errors, (f"{assignment}: the given cell {meta.get('grade_id') or index} stops Run All on the "
+                                f"blank release: {errors[0].ename}: {errors[0].evalue}" if errors else "")
 
 
 def test_leak_detector_flags_copied_code_but_not_one_shared_line():
@@ -270,9 +275,10 @@ def test_a_visible_check_fails_only_because_of_its_own_task(assignment, stubbed,
 # stub of it cannot be lent around; a WRONG scaler must still leave the experiment's check passing: it
 # replays the recorded scales through the student's own scaler and holds back the parts that need a
 # right one, as the hidden suite charges a scaler bug to loss_scaler alone.
-# Two scaler mistakes of 07's wrong-submission catalogue, read from it by name: the experiment's
-# check must replay through whatever scaler the student wrote.
-SCALER_MISTAKES = ("scaler-never-grows", "no-min-scale-floor")
+# Scaler mistakes of 07's wrong-submission catalogue, read from it by name: the experiment's check
+# must replay through whatever scaler the student wrote, and wait for a right overflow flag before it
+# judges the mixed rows' accuracy (finite-of-the-last-parameter lets inf steps through).
+SCALER_MISTAKES = ("scaler-never-grows", "no-min-scale-floor", "finite-of-the-last-parameter")
 
 
 @pytest.mark.parametrize("mistake", SCALER_MISTAKES)
@@ -292,3 +298,43 @@ def test_the_precision_experiments_check_survives_a_wrong_scaler(mistake, tmp_pa
     assert outcome["loss_scaler"], f"the scaler that {mistake} passes its own check"
     errors = outcome["experiment_precision"]
     assert not errors, f"a scaler that {mistake} fails the precision experiment's check: {errors[0].evalue if errors else ''}"
+
+
+# A wrong answer, not only a stub, must leave Run All going: the catalogue's wrong reduce_to_shape
+# raises ValueError (not NotImplementedError) in 02's end-to-end demo and second-order demo.
+RUN_ALL_WRONG_ANSWERS = [("02_backward_ops", "reduce_ignores_prepended_axes")]
+
+
+@pytest.mark.parametrize("assignment,mistake", RUN_ALL_WRONG_ANSWERS)
+def test_a_wrong_answer_stops_no_given_cell(assignment, mistake, tmp_path):
+    case = next(c for c in wrong_catalogue(assignment) if c["name"] == mistake)
+    nb = _source(assignment)
+    for cell in nb.cells:
+        for old, new in case["edits"].get(_nbgrader(cell).get("grade_id"), []):
+            assert cell.source.count(old) == 1, f"{mistake}: {old!r} is no longer in the solution once"
+            cell.source = cell.source.replace(old, new)
+    folder = tmp_path / assignment
+    shutil.copytree(course_build.release_notebook(assignment).parent, folder)
+    probe = folder / "probe.ipynb"
+    nbformat.write(nb, str(probe))
+    nb = course_build.execute_notebook(probe, folder, allow_errors=True, timeout=300)
+    stopped = {_nbgrader(c).get("grade_id") or i: f"{e.ename}: {e.evalue}" for i, c in enumerate(nb.cells)
+               if c.cell_type == "code" and not _nbgrader(c).get("grade") and not _nbgrader(c).get("solution")
+               for e in c.outputs if e.output_type == "error"}
+    assert not stopped, f"{assignment} with {mistake}: given cells stop Run All: {stopped}"
+    failed = {_nbgrader(c)["grade_id"] for c in nb.cells if _nbgrader(c).get("grade") and c.cell_type == "code"
+              and any(o.output_type == "error" for o in c.outputs)}
+    assert failed, f"{mistake}: no visible check of {assignment} fails"
+
+
+@pytest.mark.parametrize("assignment", BUILT)
+def test_the_introduction_links_the_glossary_that_the_build_puts_beside_it(assignment):
+    intro = next(c.source for c in _source(assignment).cells if c.cell_type == "markdown")
+    assert "](glossary.md)" in intro, f"{assignment}: the introduction does not link glossary.md"
+    for folder in (course_build.RELEASE, course_build.SOLUTIONS):
+        copy = folder / assignment / "glossary.md"
+        assert copy.exists() and copy.read_text(encoding="utf-8").endswith(
+            course_build.GLOSSARY.read_text(encoding="utf-8")), f"{copy} is missing or stale: run `make course`"
+    glossary = course_build.GLOSSARY.read_text(encoding="utf-8")
+    for overloaded in ("**adjoint**", "`dilation=`", "cross-correlation", "rotate by 180°", "中文", "русский"):
+        assert overloaded in glossary, f"docs/glossary.md does not explain {overloaded}"

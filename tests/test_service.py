@@ -14,7 +14,6 @@ from course_tools.cli import main as course
 from course_tools.course_dir import Course
 from course_tools.demo_class import Persona
 from course_tools.grading.suite.run import graded_tasks
-from course_tools.service.pages import NOT_GRADED_YET
 from course_tools.service.publish import feedback_folder
 from grading_support import require_sandbox
 from service_support import (ASSIGNMENT, blank, drop, filled_release, kill_9, page_of, released_course, rows, serve,
@@ -124,7 +123,8 @@ def test_a_hanging_submission_holds_one_worker_and_gets_not_graded_yet_never_a_s
     assert found[honest]["state"] == "done" and found[honest]["finished_at"] < found[hanging]["finished_at"]
     assert found[hanging]["state"] == "grading_error" and found[hanging]["scores"] is None
     assert "ran for more than 40 s" in found[hanging]["error"]
-    assert NOT_GRADED_YET in _text(page_of(demo, found[hanging]))
+    assert "ran for more than 40 s, its time limit" in _text(page_of(demo, found[hanging]))
+    assert found[hanging]["counted"] and found[hanging]["outcome"] == "timed_out"   # the attempt stays used
     capsys.readouterr()
     assert course(["status", ASSIGNMENT, "--course", str(demo.course_dir)]) == 0
     out = capsys.readouterr().out

@@ -232,13 +232,29 @@ def test_a_grading_error_is_retried_a_bounded_number_of_times_then_reported(cour
     assert f"GRADING ERROR ada {A}" in capsys.readouterr().out
 
 
-def test_a_grading_that_ran_out_of_its_time_limit_is_not_tried_again(course, queue):
-    row_id, name = _submit(course, queue, "ada", 1)
+def test_a_grading_that_ran_out_of_its_time_limit_costs_its_attempt_and_is_not_graded_again(course, queue):
+    """A notebook that sleeps used to hold a worker for the whole limit, end as a grading error
+    that gave its attempt back, and do so again at every resubmission. Now the attempt stays
+    used, and the same program, resubmitted (by anyone), is not graded again."""
+    first, name = _submit(course, queue, "ada", 1)
+    with queue.engine.begin() as conn:   # the intake's fingerprint of the notebook (same program, same value)
+        conn.exec_driver_sql("UPDATE course_grading_queue SET fingerprint = 'same-program'")
+    again, again_name = _submit(course, queue, "ada", 2, tag=f"ada+{A}+1")
+    other, _ = _submit(course, queue, "ada", 3, tag="changed")
+    with queue.engine.begin() as conn:
+        conn.exec_driver_sql(f"UPDATE course_grading_queue SET fingerprint = 'same-program' WHERE id = {again}")
     grader = FailsFor(seconds=1.1)
-    worker = _worker(course, queue, Policy(), grader, settings=GradingSettings(notebook_seconds=1))
+    worker = _worker(course, queue, Policy(attempts_per_day=2), grader, settings=GradingSettings(notebook_seconds=1))
     assert worker.work_one()
-    assert (_row(queue, row_id)["state"], grader.calls) == (GRADING_ERROR, 1)
-    assert NOT_GRADED_YET in _page(course, name)
+    row = _row(queue, first)
+    assert (row["state"], row["outcome"], row["counted"], grader.calls) == (GRADING_ERROR, "timed_out", True, 1)
+    assert "ran for more than 1 s, its time limit" in _page(course, name) and "counts as one of" in _page(course, name)
+    assert worker.work_one()                      # the same program again: a receipt, no grading, no attempt
+    row = _row(queue, again)
+    assert (row["outcome"], row["counted"], grader.calls) == ("timed_out_before", False, 1)
+    assert "not graded again before the deadline" in _page(course, again_name)
+    assert worker.work_one()                      # a changed notebook: the day's second attempt, graded
+    assert (_row(queue, other)["outcome"], _row(queue, other)["counted"], grader.calls) == ("timed_out", True, 2)
 
 
 DECIDER = textwrap.dedent("""

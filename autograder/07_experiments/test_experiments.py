@@ -844,6 +844,8 @@ def test_mixed_run_scales(student):
             f"{name}: record the scale after every update (as many scales as losses)"
         assert scales.size > 0 and np.all(np.isfinite(scales) & (scales > 0)), \
             f"{name}: the scales must be positive numbers, one per update"
+    if not _flags_overflows(student):
+        return  # which steps the runs skipped follows the student's flag: loss_scaler's checks charge it
     run = results["float16 loss"]
     assert np.asarray(run["scales"], dtype=float)[0] < 2.0 ** 16, (
         "float16 loss: the seed of the backward pass is S = 2^16, which is inf in float16, so the first step must "
@@ -858,10 +860,11 @@ def test_a_float16_loss_never_steps_at_2_to_16_and_the_recipe_does(student):
     """with the loss in float16 no step is taken at S >= 2^16 (the seed S is inf); with the recipe's float32 loss steps are"""
     results, stress = _precision(student), _stress(student)
     init = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE")
+    flagged = _flags_overflows(student)   # else the float16 loss's skipped steps follow the wrong flag
     for what, scales, start in (("main run", results["float16 loss"]["scales"], init),
                                 ("stress test", stress["float16 loss"]["scales"], stress["float16 loss"]["init_scale"])):
         taken, _ = _steps_at_or_above(scales, start)
-        assert taken == 0, (f"float16 loss, {what}: {taken} step(s) were taken at a scale >= 2^16; with the loss in "
+        assert taken == 0 or not flagged, (f"float16 loss, {what}: {taken} step(s) were taken at a scale >= 2^16; with the loss in "
                             f"float16 the seed S = 2^16 is inf and every such step must be skipped")
     taken, _ = _steps_at_or_above(results["mixed float16"]["scales"], init)
     assert taken >= 1, ("mixed float16 (the recipe): no step was taken at a scale >= 2^16, as if the seed were a float16 "
@@ -878,6 +881,11 @@ def test_stress_test_backs_off_and_grows(student):
         scales = np.asarray(s["scales"], dtype=float)
         assert scales.shape == (updates,), \
             f"stress_results[{name!r}]['scales']: one scale per update ({updates}), got {scales.shape}"
+        losses = np.asarray(s["losses"], dtype=float)
+        if not _flags_overflows(student):   # the back-off and growth follow the student's flag
+            assert scales.shape == (updates,) and losses.shape == (updates,), \
+                f"stress_results[{name!r}]: one scale and one loss per update ({updates})"
+            continue
         assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
             f"stress test, {name}: a 2^24 scale overflows float16 at once: at least one step must be skipped"
         assert scales[0] < 2.0 ** 24, f"stress test, {name}: after the first (overflowing) step the scale must be below 2^24"
@@ -914,9 +922,13 @@ def test_stress_test_counts_its_skipped_steps(student):
 def test_precisions_learn_alike(student):
     """every precision learns (accuracy well above chance); float64 and float32 runs coincide"""
     results = _precision(student)
+    flagged = _flags_overflows(student)
     for name in PRECISIONS:
         acc = np.asarray(results[name]["test_accuracy"], dtype=float)
-        assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
+        assert np.all((acc >= 0) & (acc <= 1)), f"{name}: test accuracies are fractions between 0 and 1, got {acc}"
+        if name in MIXED and not flagged:
+            continue  # a wrong overflow flag lets inf steps through and the run diverges: loss_scaler's fault
+        assert acc.mean() > 0.5, (
             f"{name}: mean test accuracy {acc.mean():.2f}; after training it should be well above chance (0.1)")
     l64 = np.asarray(results["float64"]["losses"], dtype=float)
     l32 = np.asarray(results["float32"]["losses"], dtype=float)
@@ -924,7 +936,7 @@ def test_precisions_learn_alike(student):
         "float64 and float32 train the same model from the same seed on the same batches: their losses should "
         "agree to well within 1%")
     a32 = np.mean(results["float32"]["test_accuracy"])
-    for name in MIXED:
+    for name in (MIXED if _flags_overflows(student) else ()):   # a wrong flag lets inf steps diverge the run
         a16 = np.mean(results[name]["test_accuracy"])
         assert abs(a16 - a32) < 0.15, (f"{name}: mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
                                        f"is loss scaling skipping or corrupting updates?")
@@ -985,6 +997,26 @@ def _own_replay(student, scales, init_scale, growth_interval):
         return np.array([]), 0
     _, columns = _run_scaler_columns(student, settings, steps)
     return columns["scale"], int(columns["skipped"][-1])
+
+
+# Steps whose overflow flag a right unscale gives: an inf or a NaN in the first, a middle or the last
+# parameter, and all finite. The experiment's runs inherit the student's flag (the run skips, or takes,
+# the steps the flag says), so the parts of experiment_precision that need a right flag (skipped steps,
+# back-off, accuracy) are held back while it is wrong: a flag bug is charged to loss_scaler alone.
+_FLAG_STEPS = [[np.array([np.inf], np.float16), np.array([1.0], np.float16), np.array([1.0], np.float16)],
+               [np.array([1.0], np.float16), np.array([np.nan], np.float16), np.array([1.0], np.float16)],
+               [np.array([1.0], np.float16), np.array([1.0], np.float16), np.array([-np.inf], np.float16)],
+               [np.array([1.0], np.float16), np.array([2.0], np.float16), np.array([3.0], np.float16)]]
+
+
+def _flags_overflows(student) -> bool:
+    """Whether the student's unscale flags exactly the steps with an inf or a NaN (loss_scaler's checks
+    say what is wrong with it when it does not)."""
+    try:
+        records = _run_scaler(student, {"init_scale": 2.0}, _FLAG_STEPS)
+        return [r["finite"] for r in records] == [False, False, False, True]
+    except (AssertionError, StudentError, KeyError, TypeError, IndexError):
+        return False
 
 
 # The two checks below read the experiment's runs (the notebook's experiment_precision cell), so

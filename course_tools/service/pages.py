@@ -132,6 +132,16 @@ def refused_page(assignment: str, submitted_at: datetime.datetime, why: str) -> 
         "<code>course submit</code>); your earlier submissions are kept.</p>"])
 
 
+def timed_out_page(assignment: str, submitted_at: datetime.datetime, limit: int) -> str:
+    """A submission whose grading was stopped at its time limit (the attempt counts)."""
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        f"<p class=\"note\">Your notebook's grading ran for more than {limit} s, its time limit, and was "
+        f"stopped: it is not graded now, and this counts as one of today's graded attempts.</p>",
+        "<p>Look for code that sleeps, waits for input or loops without end, in a cell or in a function the "
+        "checks call. The same notebook is not graded again before the deadline; the final grading grades "
+        "your last submission.</p>"])
+
+
 def error_page(assignment: str, submitted_at: datetime.datetime) -> str:
     return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
         f"<p class=\"note\">Your submission is {NOT_GRADED_YET}. It is kept, and the final grading after the "

@@ -49,7 +49,8 @@ submissions = Table(
     Column("fingerprint", String(64)),                      # results.py's key of its notebook (None: unreadable)
     Column("feedback_names", Text, nullable=False),         # JSON {notebook id: nbgrader's notebook_hash}
     Column("state", String(16), nullable=False, default=QUEUED),
-    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden | refused
+    Column("outcome", String(32)),                          # graded | reused | over_limit | closed | hidden |
+                                                            # timed_out_before | refused | held; timed_out (an error)
     Column("counted", Boolean, nullable=False, default=False),   # a graded attempt (the daily limit)
     Column("attempts", Integer, nullable=False, default=0),      # times claimed
     Column("gradings", Integer, nullable=False, default=0),      # hidden-suite gradings that finished
@@ -322,6 +323,13 @@ class Queue:
                 if name in json.loads(names).values():
                     return student
         return None
+
+    def timed_out_before(self, fingerprint: str, besides: int) -> bool:
+        """Whether another row of the same notebook (fingerprint) ended killed at its time limit."""
+        with self.engine.begin() as conn:
+            return conn.execute(select(submissions.c.id).where(
+                submissions.c.fingerprint == fingerprint, submissions.c.id != besides,
+                submissions.c.outcome == "timed_out").limit(1)).first() is not None
 
     def queued_of(self, assignment: str, student: str) -> int:
         """How many of ``student``'s submissions of ``assignment`` wait in the queue."""

@@ -6,12 +6,15 @@ For a claimed submission, in this order:
     reused       every notebook's result is stored         -> done, its feedback (no attempt used)
     hidden       the policy's feedback is "none"          -> done, a receipt
     over_limit   the day's graded attempts are used       -> done, a receipt saying when the next one is
+    timed_out_before  the same program (fingerprint) ran past its time limit before
+                                                           -> done, a receipt (no attempt used)
     graded       graded through route.grade_one in a process forked from pool.py's fork server,
                  killed past route.time_limit              -> done, its feedback
+    timed_out    killed at route.time_limit                -> grading_error, outcome timed_out: the
+                 attempt stays used, a page saying it ran out of time, never tried again
     grading_error  the grader failed                       -> back in the queue (retry) up to
                  GRADING_TRIES claims in all, then a page "not graded yet" (course status lists
-                 it), never a score; a grading killed at its time limit is not tried again (the
-                 same notebook would hold a worker as long again)
+                 it), never a score
 
 Exactly once: a grading's result goes into the ResultStore (results.py, keyed by content) and
 the row's ``gradings`` count before anything is published, and the row is closed last; a
@@ -39,6 +42,9 @@ from .publish import feedback_folder, publish
 from .queue import DONE, GRADING_ERROR, Queue, Row
 
 LEASE_SLACK_SECONDS = 120
+TIMED_OUT_BEFORE = ("This notebook is the same program as a submission whose grading ran past its time limit, so it "
+                    "is not graded again before the deadline. Change it (look for code that sleeps, waits for "
+                    "input or loops without end) and submit again; the final grading grades your last submission.")
 GRADING_TRIES = 3             # claims of one row before its grading error is final
 RETRY_AFTER_SECONDS = 10.0    # times the claims so far: a grader that failed for a passing reason
                               # (a full disk, memory pressure) gets a moment
@@ -98,6 +104,9 @@ class Worker:
         if policy.feedback == "none":
             self._receipt(row, "hidden", f"Feedback before the deadline is off for {row.assignment}.")
             return
+        if row.fingerprint is not None and self.queue.timed_out_before(row.fingerprint, row.id):
+            self._receipt(row, "timed_out_before", TIMED_OUT_BEFORE)
+            return
         if not self.queue.take_attempt(row, policy.attempts_per_day):
             self._receipt(row, "over_limit",
                           f"Today's graded attempts of {row.assignment} are used up ({policy.attempts_per_day} a "
@@ -117,8 +126,11 @@ class Worker:
             result = self.grader.grade(row.assignment, path)
             if not is_stored_score(result):
                 # Measured here, not read from the result: a grading that used its whole time limit.
-                timed_out = time.monotonic() - started >= time_limit(row.assignment, self.settings)
-                self._grading_error(row, result.get("grading_error") or "no result", retry=not timed_out)
+                limit = time_limit(row.assignment, self.settings)
+                if time.monotonic() - started >= limit:
+                    self._timed_out(row, limit, result.get("grading_error") or "no result")
+                else:
+                    self._grading_error(row, result.get("grading_error") or "no result")
                 return
             if keys[nb] is not None:
                 self.store.put(row.assignment, keys[nb], result)
@@ -152,6 +164,16 @@ class Worker:
     def _receipt(self, row: Row, outcome: str, why: str) -> None:
         self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
         self._finish(row, DONE, outcome)
+
+    def _timed_out(self, row: Row, limit: int, why: str) -> None:
+        """A grading killed at its time limit: final (the same notebook would hold a worker as
+        long again), the attempt it took stays used, and the same program is not graded again
+        before the deadline (TIMED_OUT_BEFORE)."""
+        log.error("TIMED OUT %s after %d s: %s", row.folder, limit, why)
+        try:
+            self._publish_all(row, lambda nb: pages.timed_out_page(row.assignment, row.submitted_at, limit))
+        finally:
+            self._finish(row, GRADING_ERROR, "timed_out", counted=True, error=why[:2000])
 
     def _grading_error(self, row: Row, why: str, retry: bool = True) -> None:
         if retry and row.attempts < GRADING_TRIES:

@@ -68,6 +68,28 @@ def passed(what: str) -> None:
 
 
 @contextlib.contextmanager
+def demonstration(what: str):
+    """Run a locked demonstration (a figure, a demo, an optional comparison) so that a mistake in
+    the student's code is reported, not raised: Run All then goes on to the cells below, and the
+    check of the task that is wrong says what to fix. Every exception is caught (a stub's
+    NotImplementedError, a ValueError from a wrong shape, a failed assertion), only for the body.
+
+        with demonstration("second derivatives through your ops"):
+            ...code that calls the student's ops...
+    """
+    try:
+        yield
+    except Exception as err:  # the student's code may raise anything; this cell must not stop Run All
+        if isinstance(err, NotImplementedError):
+            reason = "a task it uses is not written yet (NotImplementedError)"
+        else:
+            reason = f"{type(err).__name__}: {err}"
+        print(f"\N{BALLOT X} {what} could not run: {reason}\n"
+              "  It uses your code from the tasks above; the check of the task that fails says what to fix. "
+              "The cells below still run.")
+
+
+@contextlib.contextmanager
 def lent(owner, name: str, stand_in):
     """Put ``stand_in`` in the place of ``owner.name`` (a class or a module; a dict such as a
     notebook's ``globals()`` by key) for the duration of a ``with`` block, then put back what was

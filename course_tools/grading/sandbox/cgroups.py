@@ -100,6 +100,43 @@ def _members(folder: Path) -> list[int]:
         return []
 
 
+def _state(tid: int) -> tuple[bytes, int] | None:
+    """(state, parent pid) of a thread or process from /proc/TID/stat; None when it is gone."""
+    try:
+        with open(f"/proc/{tid}/stat", "rb") as stat:
+            text = stat.read(512)
+    except OSError:
+        return None
+    fields = text[text.rfind(b")") + 2:].split()   # the name, in parentheses, may hold anything
+    try:
+        return fields[0], int(fields[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def runnable(tids: list[int]) -> bool:
+    """Whether one of these threads is running or waiting to run, or in uninterruptible I/O
+    (state R or D); False when every one sleeps, is stopped or is gone."""
+    return any((found := _state(tid)) is not None and found[0] in (b"R", b"D") for tid in tids)
+
+
+def tree_threads(pid: int) -> list[int]:
+    """Every thread of ``pid`` and of its descendants (where no cgroup lists them)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (found := _state(int(entry))) is not None:
+            children.setdefault(found[1], []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        process = todo.pop()
+        try:
+            out += [int(t) for t in os.listdir(f"/proc/{process}/task")]
+        except OSError:
+            pass
+        todo += children.get(process, [])
+    return out
+
+
 class Cgroup:
     """A fresh cgroup in every hierarchy we can write to, with the limits set."""
 
@@ -163,6 +200,17 @@ class Cgroup:
                 return int((cpuacct / "cpuacct.usage").read_text()) / 1e9
             except (OSError, ValueError):
                 pass
+        return None
+
+    def runnable(self) -> bool | None:
+        """Whether a thread of the group runs or waits for a CPU (``runnable``); None: the group's
+        threads cannot be listed."""
+        for folder in self.dirs.values():
+            for listing in ("cgroup.threads", "tasks"):   # v2, v1: every thread of the group
+                try:
+                    return runnable([int(line) for line in (folder / listing).read_text().split()])
+                except (OSError, ValueError):
+                    continue
         return None
 
     def out_of_memory_kills(self) -> int:

@@ -16,7 +16,8 @@ submission calls). A task that uses it up loses its remaining checks, with a mes
 the other tasks are graded as usual. The budget, like every time limit of a worker
 (sandbox.Limits), counts the submission's own CPU time, read from its cgroup (its processes,
 children included, and nobody else's): a busy neighbour slows an honest submission down but
-cannot use up its time. Each wait also ends after ``wall_factor`` times its seconds on the
+cannot use up its time, and time in which none of its processes could run (it sleeps, or
+stopped itself) counts as its CPU time. Each wait also ends after ``wall_factor`` times its seconds on the
 wall clock, and a task is charged at least its wall time over that factor, so code that sleeps
 or blocks runs out too. Where the machine cannot count a worker's CPU time (no cgroup), the
 wall clock is all there is, as before.
@@ -53,7 +54,7 @@ from ... import build, notebook_metadata
 from ...demonstrations import is_demonstration
 from ..sandbox import bwrap as sandbox
 from .. import views
-from ..sandbox.cgroups import Cgroup
+from ..sandbox.cgroups import Cgroup, runnable, tree_threads
 from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from ..diagnosis.diagnosis import Call, Diagnoser
 from ..settings import GradingSettings
@@ -320,11 +321,23 @@ class StudentSession:
         """The worker's next message; a wait ends at ``deadline`` (wall clock) or, where the CPU
         time can be counted, once the worker has used ``cpu_seconds`` of it while we waited."""
         poll, started = self._poll, self._student_cpu()
-        if cpu_seconds is not None and started is not None:
+        if cpu_seconds is not None:
+            # While we wait, the worker is the one to work. Time in which none of its threads
+            # could run (sleeping, or stopped: SIGSTOP) is its own choice, charged as CPU time, so
+            # a notebook that sleeps or stops itself holds a worker for its CPU budget, not the
+            # wall factor times it; time it waited for a CPU that others held is not charged.
+            idle, last = [0.0], [time.monotonic()]
+
             def poll():
                 self._poll()
-                if (self._student_cpu() or started) - started > cpu_seconds:
-                    raise ChannelTimeout(f"it used more than {cpu_seconds:g} s of CPU time")
+                now = time.monotonic()
+                if self._runnable() is False:
+                    idle[0] += now - last[0]
+                last[0] = now
+                used = (self._student_cpu() or started) - started if started is not None else 0.0
+                if used + idle[0] > cpu_seconds:
+                    raise ChannelTimeout(f"it used more than {cpu_seconds:g} s of CPU time (time it spent "
+                                         f"sleeping or stopped counts)")
         try:
             return self.channel.receive(deadline, poll=poll)
         except ChannelTimeout:
@@ -393,6 +406,17 @@ class StudentSession:
 
     def _charge(self, seconds: float) -> None:
         self.spent[self.current_task] = self.spent.get(self.current_task, 0.0) + seconds
+
+    def _runnable(self) -> bool | None:
+        """Whether a thread of the submission's processes runs or waits for a CPU (cgroups.runnable):
+        its cgroup's threads, else the worker's process tree; None: nothing to look at."""
+        if self.cgroup is not None:
+            found = self.cgroup.runnable()
+            if found is not None:
+                return found
+        if self.process is None or self.process.poll() is not None:
+            return None
+        return runnable(tree_threads(self.process.pid))
 
     def _student_cpu(self) -> float | None:
         """CPU seconds the submission's processes have used in this session (every worker it had),
