@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv prerequisites-demo prerequisites-test demo test bench bench-grading gpu-check course student-package hub hub-test hub-screenshots report-screenshot clean
+.PHONY: venv prerequisites-demo prerequisites-test demo test docs bench bench-grading gpu-check course student-package hub hub-test hub-screenshots report-screenshot clean
 
 venv: $(STAMP)
 
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,hub]'
+	$(PY) -m pip install --quiet -e '.[test,hub,docs]'
 	touch $(STAMP)
 
 # What the machine must provide, checked before anything long runs (course_tools/prerequisites.py):
@@ -31,6 +31,12 @@ demo: prerequisites-demo
 test: prerequisites-test
 	@$(MAKE) --no-print-directory venv
 	$(PY) -m pytest -q
+
+# The documentation site into docs/_build/html: warnings are errors, internal links and anchors checked;
+# the reference pages (commands, environment variables, settings) are generated from the code.
+docs: venv
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo "open docs/_build/html/index.html"
 
 # Rebuild assignments/ and solutions/ from source/ (releases with nbgrader, solutions executed).
 course: venv
@@ -51,13 +57,13 @@ hub: venv
 hub-test: venv
 	$(PY) -m pytest -q tests/test_hub.py
 
-# The same test, writing the README's screenshots into docs/.
+# The same test, writing the documentation's screenshots into docs/.
 hub-screenshots: venv
 	COURSE_HUB_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_hub.py
 
 # Conv (all presets), pooling and the demo CNN's step against PyTorch: with the default threads,
 # then single-threaded (the steadier figures on a shared machine). About 2 minutes.
-# The instructor report's picture in the README (docs/report.png), from the tests' simulated class.
+# The instructor report's picture in the docs (docs/report.png), from the tests' simulated class.
 report-screenshot: venv
 	COURSE_REPORT_SCREENSHOT=docs $(PY) -m pytest -q tests/test_course_workflow.py -k report_page
 

@@ -73,9 +73,9 @@ try:  # the oracle and the comparison; optional on a GPU machine (then only cour
 except ImportError:
     torch = F = None
 
-from course_lib import nd
-from course_lib.autograd import Tensor
-from course_lib.ops import conv
+from course_lib import nd  # noqa: E402
+from course_lib.autograd import Tensor  # noqa: E402
+from course_lib.ops import conv  # noqa: E402
 
 # The targets: course_lib's time at most this many times torch's, per preset; at most
 # FLOOR_TARGET times its own three GEMMs; peak memory at most MEMORY_TARGET times torch's.
@@ -129,7 +129,7 @@ def environment_report(device=None) -> list[str]:
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                 "MKL_NUM_THREADS"):
         lines.append(f"env {var}={os.environ.get(var, '<unset>')}")
-    others = sorted(k for k in os.environ if k.startswith(ENV_PREFIXES) and not k in (
+    others = sorted(k for k in os.environ if k.startswith(ENV_PREFIXES) and k not in (
         "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
         "MKL_NUM_THREADS"))
     for var in others:

@@ -37,6 +37,7 @@ from course_lib import tasks
 
 from .diagnose import diagnose
 from .env import QUIET_KERNEL, kernel_environment
+from .words import plural
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 RECOVER_S = 30  # how long a kernel may take to answer again after a timed-out cell is interrupted
@@ -78,6 +79,7 @@ class CheckReport:
     cell_errors: list[str]
     seconds: float
     written_answers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # said before the table (e.g. a renamed notebook)
 
     @property
     def passed(self) -> bool:
@@ -257,11 +259,12 @@ def check_notebook(path: Path, timeout: int = 300, progress: bool = True) -> Che
     checks = [i for i, cell in enumerate(nb.cells) if _is_check(cell)]
     if not checks:
         raise CheckError(f"{path} has no visible checks (nbgrader cells with grade: true, solution: false)")
-    written = [f"{_nbgrader(c).get('grade_id')} ({_nbgrader(c).get('points', 0):g} points)"
+    written = [f"{_nbgrader(c).get('grade_id')} ({plural(_nbgrader(c).get('points', 0), 'point')})"
                for c in nb.cells if _is_written_answer(c)]
 
+    assignment, notes = assignment_of(nb, path)
     start = time.perf_counter()
-    errors, stopped, diagnoses = _run_cells(nb, path.resolve().parent, timeout, progress, path.name, path.stem)
+    errors, stopped, diagnoses = _run_cells(nb, path.resolve().parent, timeout, progress, path.name, assignment)
     seconds = time.perf_counter() - start
 
     def label(index):
@@ -280,7 +283,20 @@ def check_notebook(path: Path, timeout: int = 300, progress: bool = True) -> Che
         else:
             status, message = _outcome(errors[i], code_errors.get(task))
             results.append(TaskResult(task, points, status, message, diagnoses.get(task) if status == FAILED else None))
-    return CheckReport(path, results, cell_errors, seconds, written)
+    return CheckReport(path, results, cell_errors, seconds, written, notes)
+
+
+def assignment_of(nb, path: Path) -> tuple[str, list[str]]:
+    """The assignment a notebook belongs to, from its own metadata (``course.assignment``, which
+    the build writes), else from its file name; and a note when the two disagree (a renamed copy,
+    "04_conv_backward-Copy1.ipynb", is still checked and diagnosed as 04_conv_backward)."""
+    recorded = nb.metadata.get("course", {}).get("assignment")
+    if not recorded:
+        return path.stem, []
+    if recorded == path.stem:
+        return recorded, []
+    return recorded, [f"{path.name} is a notebook of assignment {recorded} (its metadata says so; the file "
+                      f"name does not): checked as {recorded}"]
 
 
 def _outcome(error: str | None, code_error: str | None) -> tuple[str, str]:
@@ -294,29 +310,47 @@ def _outcome(error: str | None, code_error: str | None) -> tuple[str, str]:
         return FAILED, error
     if why.startswith("not implemented"):  # e.g. a top-level `raise NotImplementedError()` left in place
         return FAILED, f"not implemented yet: {where} raises NotImplementedError"
-    return FAILED, f"{where} failed first: {why}"  # the root cause, not the check's own symptom
+    return FAILED, f"{why} (raised first by {where})"  # the root cause, not the check's own symptom
 
 
-def _shorten(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
+# The messages of course_lib/checks.py read "<what was checked>: <verdict>"; the table shows the
+# verdict first, so that the part that explains is never the part a narrow column pushes out.
+_VERDICT = re.compile(r": (?=wrong \w+:|got None\b|non-finite value|got an array of|raised \w+ as expected|"
+                      r"expected \w+(?:, got|, but nothing))")
+WIDTH = 100  # characters per line of the report
+
+
+def verdict_first(message: str) -> str:
+    """``message`` with its verdict first: "AssertionError: conv: dx: wrong shape: got (2, 6, 8, 2), ..."
+    becomes "wrong shape: got (2, 6, 8, 2), ... (conv: dx)"; any other message is left as it is."""
+    text = message.removeprefix("AssertionError: ")
+    found = _VERDICT.search(text)
+    if found is None:
+        return message
+    return f"{text[found.end():]} ({text[:found.start()]})"
 
 
 def format_report(report: CheckReport) -> str:
     """The report as a table (task | points | result | why), a summary line, other cells' errors,
     what to do next, and a reminder that these are the visible checks only."""
-    rows = [(t.task, f"{t.points:g}", t.status, _shorten(t.message, 100)) for t in report.tasks]
+    rows = [(t.task, f"{t.points:g}", t.status, verdict_first(t.message)) for t in report.tasks]
     header = ("task", "points", "result", "why")
     widths = [max(len(r[k]) for r in rows + [header]) for k in range(3)]
+    indent = sum(widths) + 2 * 3
+    why_width = max(40, WIDTH - indent)
 
-    def line(row):
-        return "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3]
+    def lines(row):
+        """The row, its "why" wrapped (never cut) into the column, continued under it."""
+        wrapped = textwrap.wrap(row[3], width=why_width, break_on_hyphens=False) or [""]
+        first = "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + wrapped[0]
+        return [first.rstrip()] + [" " * indent + more for more in wrapped[1:]]
 
     passed = sum(t.status == PASSED for t in report.tasks)
-    out = [f"{report.notebook} ({report.seconds:.1f} s)", "", line(header).rstrip(),
-           "  ".join("-" * w for w in widths) + "  ---"]
-    out += [line(r).rstrip() for r in rows]
+    out = [f"{report.notebook} ({report.seconds:.1f} s)"] + [f"note: {n}" for n in report.notes]
+    out += ["", lines(header)[0], "  ".join("-" * w for w in widths) + "  ---"]
+    out += [text for r in rows for text in lines(r)]
     out += ["", f"{passed} of {len(report.tasks)} checks pass "
-                f"({report.points:g} / {report.total_points:g} points)"]
+                f"({report.points:g} / {plural(report.total_points, 'point')})"]
     if report.cell_errors:
         out += ["", "errors in other cells:"] + [f"  {e}" for e in report.cell_errors]
     for t in report.tasks:
@@ -324,7 +358,7 @@ def format_report(report: CheckReport) -> str:
             d = t.diagnosis
             text = (f"\N{ELECTRIC LIGHT BULB} {t.task}: this looks like a known mistake: {d['title']}. "
                     f"{d['explanation']} (See {d['where']}.)")
-            out += [""] + textwrap.wrap(text, width=100, subsequent_indent="  ", break_on_hyphens=False)
+            out += [""] + textwrap.wrap(text, width=WIDTH, subsequent_indent="  ", break_on_hyphens=False)
     if not report.passed:
         out += ["", _hint(report)]
     if report.written_answers:

@@ -28,11 +28,11 @@ from tqdm.auto import tqdm
 
 from course_lib import tasks
 from course_student.env import QUIET_KERNEL, kernel_environment, tool_env  # one home, shared with `course check`
+from course_student.words import noun, plural
 
+from .paths import RELEASE, ROOT, SOLUTIONS, SOURCE
 from .student_lib import build_student_lib
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE, RELEASE, SOLUTIONS = ROOT / "source", ROOT / "assignments", ROOT / "solutions"
 GENERATED_NOTE = "generated from source/{id}/{id}.ipynb by `python -m course_tools.build` - do not edit; edit the source"
 SOLUTION_TIMEOUT_S = 600
 GLOSSARY = ROOT / "docs" / "glossary.md"
@@ -199,14 +199,14 @@ def main(argv=None) -> int:
     chosen = args.assignments or available_assignments()
     unknown = [a for a in chosen if a not in tasks.ASSIGNMENTS]
     if unknown:
-        parser.error(f"unknown assignment(s) {', '.join(unknown)}; known: {', '.join(tasks.ASSIGNMENTS)}")
+        parser.error(f"unknown {noun(len(unknown), 'assignment')} {', '.join(unknown)}; known: {', '.join(tasks.ASSIGNMENTS)}")
     try:
         if args.check:
             stale = stale_files(chosen)
             if stale:
                 print("out of date (run `python -m course_tools.build`):\n  " + "\n  ".join(stale))
                 return 1
-            print(f"releases and solutions of {len(chosen)} assignment(s) are up to date")
+            print(f"releases and solutions of {plural(len(chosen), 'assignment')} are up to date")
             return 0
         timings = build(chosen, solutions=not args.no_solutions)
     except BuildError as err:

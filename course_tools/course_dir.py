@@ -28,8 +28,8 @@ from course_student.errors import CourseError, check_assignment  # noqa: F401
 from course_student.nbgrader_run import error_lines, run_nbgrader  # noqa: F401
 
 from . import access
+from .paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "nbgrader_config.py"
 DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
 # nbgrader's own folder names, inside a course folder: links to the bundle's source/ and assignments/.
@@ -236,16 +236,19 @@ def bundle_exposures() -> list[access.Exposure]:
 
 
 def ensure_exchange(exchange: Path) -> None:
-    """nbgrader's exchange must exist and be writable by everyone (students drop submissions in it)."""
+    """nbgrader's exchange must exist, and everyone may add their entries to it (students drop
+    submissions there) but never rename or remove another's: mode 01777, as a hub deploys it
+    (hub/deploy.py) and exchange_folders.py checks it. Without the sticky bit, any student could
+    move the course's folder aside and put their own in its place."""
     try:
         exchange.mkdir(parents=True, exist_ok=True)
-        # Only when needed: a hub's exchange is world-writable already (with the sticky bit, and
-        # owned by root, so the grader account could not chmod it).
-        if exchange.stat().st_mode & 0o777 != 0o777:
-            exchange.chmod(0o777)
+        info = exchange.stat()
+        # Only when needed, and only what we own (a hub's root-owned exchange is 01777 already).
+        if info.st_mode & 0o7777 != 0o1777 and info.st_uid == os.geteuid():
+            exchange.chmod(0o1777)
     except OSError as err:
         raise CourseError(f"cannot create the exchange {exchange} ({err.strerror}); as an administrator run: "
-                          f"sudo mkdir -p {exchange} && sudo chmod ugo+rw {exchange}") from None
+                          f"sudo mkdir -p {exchange} && sudo chmod 1777 {exchange}") from None
 
 
 def _alembic_on_path() -> None:

@@ -73,12 +73,16 @@ class Collected:
     recorded: datetime.datetime  # the time written into timestamp.txt (naive UTC)
     note: str = ""              # why it is not the time the submission claims, if it is not
     left_out: list[str] = field(default_factory=list)  # files over nbgrader's max_file_size
+    received: datetime.datetime | None = None  # the latest ctime the copy saw (naive UTC)
 
 
 @dataclass
 class Outcome:
     collected: list[Collected]
     refused: list[Refusal]
+    # student -> when the exchange first saw a genuine folder of theirs (the earliest of their folders'
+    # latest ctimes, naive UTC): version_given.py's evidence of the release they were given
+    first_seen: dict[str, datetime.datetime] = field(default_factory=dict)
 
 
 @dataclass
@@ -309,7 +313,7 @@ def copy_into(folder: Examined, target: Path, ignore: list[str], max_bytes: int)
         staging.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Collected(folder.student, folder.name, recorded, note, walk.left_out)
+    return Collected(folder.student, folder.name, recorded, note, walk.left_out, _utc(walk.latest_ctime))
 
 
 def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], max_bytes: int,
@@ -331,7 +335,8 @@ def collect(inbound: Path, submitted: Path, assignment: str, ignore: list[str], 
                 refused.append(Refusal(folder.name, student, str(why)))
             except OSError as err:
                 refused.append(Refusal(folder.name, student, f"cannot be copied ({err.strerror})"))
-    return Outcome(collected, refused)
+    return Outcome(collected, refused, {student: min(f.received for f in folders)
+                                        for student, folders in by_student.items()})
 
 
 # ---------------------------------------------------------------------------------- the record

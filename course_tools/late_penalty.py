@@ -15,6 +15,8 @@ import math
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float
 
+from course_student.words import plural
+
 DAY_S = 24 * 3600
 
 
@@ -27,7 +29,7 @@ class PercentPerDay(LateSubmissionPlugin):
             return None
         days = math.ceil(total_seconds_late / DAY_S)
         percent = min(self.max_percent, days * self.percent_per_day)
-        self.log.info("%s is %d started day(s) late: %g%% of %g points", student_id, days, percent, score)
+        self.log.info("%s is %s late: %g%% of %s", student_id, plural(days, "started day"), percent, plural(score, "point"))
         return round(score * percent / 100.0, 4)
 
 

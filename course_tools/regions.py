@@ -125,9 +125,8 @@ def notebook_region_bodies(source: str, where: str = "<cell>") -> list[str]:
 
 def library_regions() -> dict[str, list[Region]]:
     """Every region of course_lib, by task id, in file order."""
-    from pathlib import Path
+    from .paths import LIBRARY as root
 
-    root = Path(__file__).resolve().parents[1] / "course_lib"
     by_task: dict[str, list[Region]] = {}
     for path in sorted(root.rglob("*.py")):
         for region in find_regions(path.read_text(), where=str(path.relative_to(root.parent))):

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import nbformat
 
+from course_student.words import plural
+
+from .paths import SUITES
 from .release_versions import describe_release, task_contracts
 
-SUITES = Path(__file__).resolve().parents[1] / "autograder"
 
 
 def top_level_names(course_lib: Path) -> dict[str, set[str]]:
@@ -96,8 +98,8 @@ def changes(old_folder: Path, new_folder: Path) -> list[str]:
             lines.append(f"notebook added: {name}")
             continue
         before, after = old[name]["tasks"], new[name]["tasks"]
-        lines += [f"task added: {t} ({after[t]:g} points)" for t in after if t not in before]
-        lines += [f"task removed: {t} ({before[t]:g} points)" for t in before if t not in after]
+        lines += [f"task added: {t} ({plural(after[t], 'point')})" for t in after if t not in before]
+        lines += [f"task removed: {t} ({plural(before[t], 'point')})" for t in before if t not in after]
         lines += [f"points changed: {t} {before[t]:g} -> {after[t]:g}" for t in before
                   if t in after and before[t] != after[t]]
         lines += _rewritten(old_folder / name, new_folder / name)

@@ -12,8 +12,9 @@ are read-only and are checked against the manifest whenever the version is used,
 version is an error, never a silently different grading.
 
 The released notebook carries its label (``metadata.course.release_version``), but a label is only
-a claim: ``match`` finds the versions whose locked cells the submission has, and a label naming
-another version is refused (``VersionError``), as is a notebook that matches none.
+a claim and never decides: ``match`` finds the versions whose locked cells the submission has
+(``VersionError`` when none), and among several that fit alike takes the one the course knows the
+student was given (version_given.py), else the newest.
 
 A task's contract (``task_contracts``) is what its solution cell hands the student to fill in, the
 ``<task>_code`` cell as released (its names, signatures, docstrings, given code; comment lines
@@ -39,6 +40,11 @@ LABEL_KEY = "release_version"  # in the notebook's metadata["course"]
 
 class VersionError(Exception):
     """A submission that cannot be tied to a stored version, or a stored version that is damaged."""
+
+
+class NoMatchingRelease(VersionError):
+    """The submitted notebook is none of the releases' (another name, another assignment, locked
+    cells edited): the student's mistake, which the grading service tells them (service/mistakes.py)."""
 
 
 def _sha(text: str | bytes) -> str:
@@ -195,7 +201,7 @@ def record(course_root: Path, assignment: str, release_folder: Path, now: dateti
 def label_notebooks(folder: Path, version: Version) -> list[str]:
     """Write the version's label into the metadata of the notebooks in ``folder`` (the outbound
     copy); returns what could not be labelled. Grading matches the cells, so an unlabelled
-    notebook is still graded against its version (unless its cells fit several alike)."""
+    notebook is still graded against its version."""
     problems = []
     for path in folder.glob("*.ipynb"):
         try:
@@ -221,36 +227,33 @@ def _differences(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
     return out
 
 
-def match(stored: list[Version], notebook_name: str, nb) -> Version:
-    """The version ``nb`` (a submitted notebook named ``notebook_name``) belongs to: the one whose
-    locked cells it has exactly, whatever its label claims. Raises VersionError naming why when it
-    matches none, or when its cells fit several versions and no label that agrees says which."""
+def match(stored: list[Version], notebook_name: str, nb, given: Version | None = None) -> Version:
+    """The version ``nb`` (a submitted notebook named ``notebook_name``) belongs to: one whose
+    locked cells it has exactly, whatever its label claims. When its cells fit several versions
+    alike (releases that differ only in their course_lib), the one the course knows its student was
+    given (``given``, version_given.py) if it is among them, else the newest of them: never the
+    label, which is the student's to write. Raises VersionError naming why when it matches none."""
     assignment = stored[0].assignment
     mine = locked_cells(nb)
     candidates = [v for v in stored if notebook_name in v.manifest["notebooks"]]
     if not candidates:
-        raise VersionError(f"no release of {assignment} has a notebook named {notebook_name}")
+        raise NoMatchingRelease(f"no release of {assignment} has a notebook named {notebook_name}")
     fits = [v for v in candidates if not _differences(mine, v.manifest["notebooks"][notebook_name]["locked"])]
-    label = claimed_label(nb)
     if not fits:
         closest = min(candidates, key=lambda v: len(_differences(mine, v.manifest["notebooks"][notebook_name]["locked"])))
         differ = _differences(mine, closest.manifest["notebooks"][notebook_name]["locked"])
-        raise VersionError(f"{notebook_name} matches no release of {assignment} "
-                           f"({', '.join(v.label for v in candidates)}): its locked cells differ even from the "
-                           f"closest, {closest.label}, in {', '.join(differ[:6])}"
-                           f"{' and more' if len(differ) > 6 else ''}; a notebook from elsewhere, or locked cells "
-                           f"edited")
-    if label is not None:
-        chosen = [v for v in fits if v.label == label]
-        if chosen:
-            return chosen[0]
-        if len(fits) > 1:
-            raise VersionError(f"{notebook_name} says it is release {label} of {assignment}, but its locked cells "
-                               f"are those of {', '.join(v.label for v in fits)} alike: refused (a label never "
-                               f"decides alone, and the cells cannot tell)")
-        # The label is refused; the cells decide (target_of tells the student the label was wrong).
-        return fits[0]
-    if len(fits) > 1:
-        raise VersionError(f"{notebook_name} has no release label and its locked cells fit releases "
-                           f"{', '.join(v.label for v in fits)} of {assignment} alike: cannot tell which it is")
-    return fits[0]
+        raise NoMatchingRelease(f"{notebook_name} matches no release of {assignment} "
+                                f"({', '.join(v.label for v in candidates)}): its locked cells differ even from the "
+                                f"closest, {closest.label}, in {', '.join(differ[:6])}"
+                                f"{' and more' if len(differ) > 6 else ''}; a notebook from elsewhere, or locked "
+                                f"cells edited")
+    if given is not None and any(v.label == given.label for v in fits):
+        return next(v for v in fits if v.label == given.label)
+    return max(fits, key=lambda v: v.number)
+
+
+def fits(stored: list[Version], notebook_name: str, nb) -> list[str]:
+    """The labels of the versions whose locked cells ``nb`` has exactly (oldest first)."""
+    mine = locked_cells(nb)
+    return [v.label for v in stored if notebook_name in v.manifest["notebooks"]
+            and not _differences(mine, v.manifest["notebooks"][notebook_name]["locked"])]

@@ -14,9 +14,9 @@ from typing import Callable
 
 from course_lib import tasks
 
+from .paths import LIBRARY
 from .regions import strip_regions
 
-LIBRARY = Path(__file__).resolve().parents[1] / "course_lib"
 
 
 def banner(relative: str, assignment: str) -> str:

@@ -34,9 +34,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .paths import ROOT
 from .student_lib import build_stubbed_lib
 
-ROOT = Path(__file__).resolve().parents[1]
 STUDENT_CODE = ROOT / "course_student"
 NAME = "course-student"
 WHEEL_PREFIX = NAME.replace("-", "_")

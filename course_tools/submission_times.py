@@ -71,3 +71,11 @@ def read_timestamp(path) -> datetime.datetime | None:
     except OSError:
         return None
     return parse_timestamp(text.decode("utf-8", "replace"))
+
+
+def collected_time(folder) -> datetime.datetime | None:
+    """The time `course collect` recorded for the collected submission in ``folder``
+    (submitted/<student>/<assignment>/, its timestamp.txt); None when there is none."""
+    from pathlib import Path
+
+    return read_timestamp(Path(folder) / "timestamp.txt")

@@ -7,6 +7,7 @@ around. ``printable`` shows such characters as escapes instead, the way Python's
 """
 from __future__ import annotations
 
+import logging
 import unicodedata
 
 _KEPT = {"\n", "\t"}
@@ -33,3 +34,36 @@ def printable(text) -> str:
         return text
     return "".join(_escape(char) if char not in _KEPT and unicodedata.category(char) in _ESCAPED_CATEGORIES
                    else char for char in text)
+
+
+def one_line(text) -> str:
+    """``printable(text)`` with its newlines escaped too: a value placed in a line of a log, which
+    must not start a line of its own (a forged "ALL 10 TASKS PASSED" after a folder's name)."""
+    return printable(text).replace("\n", "\\n")
+
+
+class PrintableFormatter(logging.Formatter):
+    """A log format for the instructor's terminal (`course serve`): each argument of a record
+    through ``one_line`` (folder names, grade ids and error messages are the students' to
+    choose), then the whole formatted record, traceback included, through ``printable``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.args:
+            record = logging.makeLogRecord(record.__dict__)
+            if isinstance(record.args, dict):
+                record.args = {key: _safe_arg(value) for key, value in record.args.items()}
+            else:
+                record.args = tuple(_safe_arg(value) for value in record.args)
+        return printable(super().format(record))
+
+
+def _safe_arg(value):
+    return value if isinstance(value, (int, float)) else one_line(value)
+
+
+def log_to_terminal(level: int = logging.INFO) -> None:
+    """Send the process's log records to stderr through PrintableFormatter (once; a process
+    whose log is already configured, by the tests' capture say, keeps its handlers)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])

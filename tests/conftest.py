@@ -19,7 +19,7 @@ import pytest
 import torch
 
 import course_lib
-from course_lib import nd, ops
+from course_lib import ops
 from course_lib.autograd import Tensor, no_grad
 from course_lib.backend import CUDADevice
 from course_lib.host import to_numpy

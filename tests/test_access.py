@@ -106,7 +106,7 @@ def test_course_init_makes_the_course_folder_private_and_refuses_an_open_one(stu
     course = find_course(folder)
     with course.gradebook() as gradebook:  # formgrader shows graders these names, not "None, None"
         assert [(s.id, s.first_name, s.last_name) for s in gradebook.students] == [(STUDENT, "Ada", "Lovelace")]
-    assert "1 students in the gradebook" in capsys.readouterr().out
+    assert "1 student in the gradebook" in capsys.readouterr().out
     assert (course.root.stat().st_mode & 0o777) == 0o700
     assert (open_folder / "semester").stat().st_mode & 0o005, "the folders above keep the umask's mode"
     assert not _student_opens(course.root / "nbgrader_config.py")

@@ -189,3 +189,34 @@ def test_a_failing_code_cell_is_reported_even_when_its_check_passes(tmp_path):
     result = next(t for t in report.tasks if t.task == "forward_divide")
     assert result.status == "passed"
     assert result.message.startswith(f"passed, but cell {index} (forward_divide_code) raised SyntaxError")
+
+
+def test_a_renamed_copy_is_checked_and_diagnosed_as_its_assignment(tmp_path):
+    """Jupyter's "Duplicate" makes 01_forward_ops-Copy1.ipynb: the assignment comes from the
+    notebook's metadata, so its known mistake is still named, and the report says why."""
+    notebook = _copy(ROOT / "source" / FORWARD, tmp_path / FORWARD)
+    renamed = notebook.with_name(f"{FORWARD}-Copy1.ipynb")
+    nbformat.write(apply_edits(nbformat.read(str(notebook), as_version=4), MISTAKES[FORWARD]), str(renamed))
+    notebook.unlink()
+
+    report = check_notebook(renamed, progress=False)
+    transpose = next(t for t in report.tasks if t.task == "forward_transpose")
+    assert transpose.diagnosis and transpose.diagnosis["name"] == "transpose_reverses_all_axes", transpose
+    text = format_report(report)
+    assert f"{FORWARD}-Copy1.ipynb is a notebook of assignment {FORWARD}" in text, text
+
+
+def test_the_why_column_puts_the_verdict_first_and_wraps_instead_of_cutting():
+    message = ("AssertionError: conv_backward: the gradient of x for a stride-2 conv with padding 1 and dilation 2: "
+               "wrong shape: got (2, 6, 8, 2), expected (2, 6, 7, 2)")
+    report = check.CheckReport(Path("04_conv_backward.ipynb"), [
+        check.TaskResult("conv_backward", 14, "failed", message),
+        check.TaskResult("conv_im2col_forward", 1, "passed")], [], 1.0)
+    text = format_report(report)
+    row = next(line for line in text.splitlines() if line.startswith("conv_backward "))
+    assert row.split("failed", 1)[1].strip().startswith("wrong shape: got (2, 6, 8, 2), expected (2, 6, 7, 2)"), text
+    assert "padding 1 and dilation 2" in text and "..." not in text, text  # wrapped, nothing cut
+    assert all(len(line) <= check.WIDTH for line in text.splitlines()[:8]), text
+    assert "1 of 2 checks pass (1 / 15 points)" in text, text
+    one = check.CheckReport(Path("x.ipynb"), [check.TaskResult("t", 1, "failed", "no")], [], 1.0)
+    assert "0 of 1 checks pass (0 / 1 point)" in format_report(one)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import pwd
 import shutil
 import subprocess
 import sys

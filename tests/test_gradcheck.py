@@ -34,7 +34,9 @@ def test_central_difference_matches_hand_derivative():
 
 def test_central_difference_error_is_second_order_in_h():
     # f = sin: truncation error h^2 |f'''| / 6; halving h quarters it (until rounding dominates)
-    f = lambda v: float(np.sin(v).sum())
+    def f(v):
+        return float(np.sin(v).sum())
+
     x = np.array([0.7])
     errors = [abs(central_difference(f, x, h)[0] - np.cos(0.7)) for h in (1e-2, 5e-3)]
     assert errors[0] / errors[1] == pytest.approx(4.0, rel=0.01)

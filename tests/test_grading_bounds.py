@@ -102,6 +102,21 @@ def test_the_worker_cannot_run_lent_source_code():
         scenarios._substitute({"kind": "source", "code": "def f(): pass", "name": "f"})
 
 
+def test_scenarios_import_only_the_modules_of_their_one_allow_list(monkeypatch):
+    """A request names functions as 'module:name'; only ALLOWED_MODULES (and their submodules) are
+    importable that way, and that list is the one the check reads (it once hard-coded its own)."""
+    from course_tools.grading.sandbox.worker import scenarios
+
+    assert scenarios._module("course_lib.ops").__name__ == "course_lib.ops"
+    for name in ("os", "course_lib_evil", "subprocess"):
+        with pytest.raises(PermissionError, match="not available to scenarios"):
+            scenarios._module(name)
+    monkeypatch.setattr(scenarios, "ALLOWED_MODULES", ("json",))
+    assert scenarios._module("json").__name__ == "json"
+    with pytest.raises(PermissionError):
+        scenarios._module("course_lib")
+
+
 # ------------------------------------------------------------------------------ size
 FORGED_VIEW = """\
 import grading_worker.scenarios as sc

@@ -54,6 +54,23 @@ def test_store_round_trips_and_clears(tmp_path):
     assert store.clear(ASSIGNMENT) == 1 and store.get(ASSIGNMENT, "k" * 64) is None
 
 
+def test_the_release_is_parsed_once_per_version_of_its_file_and_each_reader_gets_its_own_copy(tmp_path, monkeypatch):
+    from course_tools.grading import release
+
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(blank(ASSIGNMENT), str(path))
+    parses = []
+    real = nbformat.read
+    monkeypatch.setattr(release.nbformat, "read", lambda *a, **k: parses.append(str(a[0])) or real(*a, **k))
+    first, second = release.read_release(path), release.read_release(str(path))
+    assert first == second == real(str(path), as_version=4) and parses.count(str(path)) == 1
+    first.cells.clear()                                                # one reader's change stays its own
+    assert release.read_release(path).cells and parses.count(str(path)) == 1
+    second.cells.pop()
+    nbformat.write(second, str(path))                                  # a new build: parsed again
+    assert len(release.read_release(path).cells) == len(second.cells) and parses.count(str(path)) == 2
+
+
 @pytest.mark.parametrize("seconds,percent", [(0, 0), (1, 10), (86400, 10), (86401, 20), (30 * 86400, 100)])
 def test_late_penalty_is_ten_percent_per_started_day(seconds, percent):
     plugin = PercentPerDay()

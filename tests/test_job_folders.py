@@ -18,16 +18,19 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from course_tools.grading.sandbox import bwrap as sandbox
-from course_tools.grading.launch.pool import grade_many
-from course_tools.grading.settings import GradingSettings
 from grading_support import inject, require_sandbox, source
+
+from course_tools.grading.launch.pool import grade_many
+from course_tools.grading.sandbox import bwrap as sandbox
+from course_tools.grading.settings import GradingSettings
 
 require_sandbox()
 
 ASSIGNMENT = "01_forward_ops"
 CLASSMATE = "job-eve"
+# The grading is killed after this long (its notebook sleeps): long enough, on a loaded machine, for the
+# fork server, the imports and the sandbox to start and hold the job folder a while.
+LIMIT = 40
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +47,7 @@ def classmate():
 
 
 def _as(account: str, *command: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["runuser", "-u", account, "--", *command], capture_output=True, text=True, timeout=30)
+    return subprocess.run(["runuser", "-u", account, "--", *command], capture_output=True, text=True, timeout=30, check=False)
 
 
 def _start_of(pid: int) -> str:
@@ -61,7 +64,7 @@ def test_a_classmate_cannot_read_a_job_folder_and_a_killed_grading_leaves_none(c
 
     def spy():
         """Find the job folder that holds the marker (as the grader may), then try as the classmate."""
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + LIMIT + 30
         while time.monotonic() < deadline and "folder" not in seen:
             for folder in sandbox.jobs_folder().glob(f"{sandbox.JOB_PREFIX}*"):
                 try:
@@ -80,13 +83,13 @@ def test_a_classmate_cannot_read_a_job_folder_and_a_killed_grading_leaves_none(c
 
     thread = threading.Thread(target=spy)
     thread.start()
-    [(_, result)] = list(grade_many([(None, ASSIGNMENT, path)], 1, GradingSettings.current(notebook_seconds=15)))
+    [(_, result)] = list(grade_many([(None, ASSIGNMENT, path)], 1, GradingSettings.current(notebook_seconds=LIMIT)))
     thread.join()
-    assert "folder" in seen, "no job folder held the submission's code while it was graded"
+    assert "folder" in seen, f"no job folder held the submission's code while it was graded: {result}"
     for what, done in seen["tries"].items():
         assert done.returncode != 0 and marker not in done.stdout, f"{classmate} could {what}: {done.stdout[:200]}"
         assert "Permission denied" in done.stderr, (what, done.stderr)
-    assert "more than 15 s" in (result["grading_error"] or ""), result["grading_error"]
+    assert f"more than {LIMIT} s" in (result["grading_error"] or ""), result["grading_error"]
     assert not seen["folder"].exists(), f"the killed grading left {seen['folder']}"
 
 

@@ -17,7 +17,6 @@ are still there.
 """
 from __future__ import annotations
 
-import copy
 import datetime
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

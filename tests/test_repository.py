@@ -1,4 +1,4 @@
-"""The repository's set-up files say what the README promises."""
+"""The repository's set-up files say what the README and the docs promise."""
 import pathlib
 import tomllib
 
@@ -67,8 +67,8 @@ def test_a_course_folder_from_init_grades_like_the_bundle(tmp_path):
 
 
 def test_the_hub_gives_students_the_student_install_and_graders_the_bundle():
-    readme = (ROOT / "README.md").read_text()
-    hub = readme[readme.index("### JupyterHub settings"):readme.index("### GPU")]
+    page = (ROOT / "docs" / "hub.md").read_text()
+    hub = page[page.index("## JupyterHub settings"):]
     students, graders = hub.index("Students' environment: the student install only"), hub.index("full bundle")
     assert students < hub.index("pip install course_student-") < graders < hub.index("pip install -e")
     assert "course student-package --out dist/student" in (ROOT / "Makefile").read_text()

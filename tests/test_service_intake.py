@@ -4,6 +4,7 @@ and reads are bounded. Cheap: real folders, a real SQLite queue, no grading."""
 from __future__ import annotations
 
 import datetime
+import json
 import secrets
 import time
 
@@ -14,7 +15,7 @@ from course_tools.build import release_notebook
 from course_tools.course_dir import Course, init_course
 from course_tools.notebook_metadata import problems
 from course_tools.service import intake as intake_module
-from course_tools.service.intake import Intake
+from course_tools.service.intake import LOOK_SECONDS, Intake
 from course_tools.service.publish import feedback_folder, feedback_names_of_secret
 from course_tools.service.queue import DONE, GRADING_ERROR, QUEUED, Queue
 
@@ -24,7 +25,9 @@ A = "01_forward_ops"
 @pytest.fixture
 def course(tmp_path) -> Course:
     course = init_course(tmp_path / "course", "demo", tmp_path / "exchange")
-    (course.exchange / "demo" / "inbound").mkdir(parents=True, exist_ok=True)
+    inbound = course.exchange / "demo" / "inbound"
+    inbound.mkdir(parents=True, exist_ok=True)
+    inbound.chmod(0o2733)   # as nbgrader's release makes it (course collect refuses a listable one)
     return course
 
 
@@ -47,8 +50,14 @@ def submit(course: Course, student: str, nb=None, secret: str | None = None, sta
     return name
 
 
-def intake(course: Course, queue: Queue) -> Intake:
-    return Intake(course, queue, [A])
+def scan(course: Course, queue: Queue, policy=None) -> list[int]:
+    """The rows two scans LOOK_SECONDS apart enqueue (the intake takes a folder when two looks agree)."""
+    from course_tools.service.policy import Policy
+
+    looks = {}
+    new = Intake(course, queue, [A], lambda assignment: policy or Policy(), looks).scan()
+    time.sleep(LOOK_SECONDS + 0.05)
+    return new + Intake(course, queue, [A], lambda assignment: policy or Policy(), looks).scan()
 
 
 def _by_folder(queue: Queue) -> dict:
@@ -72,11 +81,11 @@ def test_a_folder_whose_intake_fails_becomes_that_folders_error_and_the_classmat
         return real(assignment, notebook, settings)
 
     monkeypatch.setattr(intake_module, "result_key", fails_for_mallory)
-    assert len(intake(course, queue).scan()) == 1
+    assert len(scan(course, queue)) == 1
     rows = _by_folder(queue)
     assert rows[good]["state"] == QUEUED
     assert rows[bad]["state"] == GRADING_ERROR and "TypeError: unhashable type: 'list'" in rows[bad]["error"]
-    assert intake(course, queue).scan() == []            # not taken again, not failing again
+    assert scan(course, queue) == []            # not taken again, not failing again
     capsys.readouterr()
     assert course_command(["status", "--course", str(course.root)]) == 0
     assert f"GRADING ERROR mallory {A} ({bad}): the grading service could not take it in" in capsys.readouterr().out
@@ -103,7 +112,7 @@ def test_metadata_of_a_type_nbgrader_never_writes_is_the_students_error_naming_t
     MALFORMED[edit](cell)
     assert any(p.startswith(f"cell {index}: metadata.") for p in problems(nb))
     name = submit(course, "mallory", nb)
-    assert len(intake(course, queue).scan()) == 1 and _by_folder(queue)[name]["state"] == QUEUED
+    assert len(scan(course, queue)) == 1 and _by_folder(queue)[name]["state"] == QUEUED
     with pytest.raises(StudentError, match=f"cell metadata that nbgrader never writes: cell {index}: metadata"):
         read_notebook(course.root / ".service" / "submissions" / name / f"{A}.ipynb")
 
@@ -124,7 +133,7 @@ def test_a_huge_timestamp_is_read_only_as_far_as_a_timestamp_goes_by_the_intake_
 
     name = submit(course, "mallory", stamp="2026-12-03 " + "1" * 300_000)
     start = time.monotonic()
-    assert len(intake(course, queue).scan()) == 1
+    assert len(scan(course, queue)) == 1
     assert course_command(["collect", A, "--course", str(course.root)]) == 0
     seconds = time.monotonic() - start
     assert seconds < 10, f"intake and collect took {seconds:.1f} s"
@@ -147,7 +156,7 @@ def test_sparse_files_beyond_a_submissions_size_are_refused_with_the_students_pa
     small = submit(course, "ben")
     with open(course.exchange / "demo" / "inbound" / small / "data.bin", "wb") as sparse:
         sparse.truncate(16 * 1024 ** 2)
-    assert len(intake(course, queue).scan()) == 1
+    assert len(scan(course, queue)) == 1
     rows = _by_folder(queue)
     assert rows[small]["state"] == QUEUED
     copied = course.root / ".service" / "submissions" / small / "data.bin"
@@ -158,7 +167,7 @@ def test_sparse_files_beyond_a_submissions_size_are_refused_with_the_students_pa
     (page,) = feedback_names_of_secret(secret, [A]).values()
     text = (feedback_folder(course.exchange, "demo") / page).read_text()
     assert "cannot be graded" in text and "more than 64 MB in all" in text and "as it was fetched" in text
-    assert intake(course, queue).scan() == []   # refused once, not copied again at every scan
+    assert scan(course, queue) == []   # refused once, not copied again at every scan
     assert course_command(["collect", A, "--course", str(course.root)]) == 1   # collect refuses it too
     assert not [p for p in (course.root / "submitted").rglob("*") if p.is_file() and "mallory" in str(p)]
 
@@ -170,7 +179,7 @@ class TakesItsTime:
     def __init__(self, seconds: float):
         self.seconds = seconds
 
-    def grade(self, assignment, notebook):
+    def grade(self, assignment, notebook, settings=None):
         time.sleep(self.seconds)
         return {"assignment": assignment, "tasks": {"forward_add": {"score": 1.0, "points": 1.0, "checks": []}}}
 
@@ -194,7 +203,7 @@ def test_a_flood_of_one_students_submissions_is_capped_and_a_classmate_waits_one
     secret = secrets.token_hex(64)
     flood = [submit(course, "mallory", _variant(f"flood-{n}"), secret=secret if n == 7 else None) for n in range(8)]
     policy = Policy(max_queued=3)
-    Intake(course, queue, [A], lambda assignment: policy).scan()
+    scan(course, queue, policy)
     rows = _by_folder(queue)
     assert [rows[f]["state"] for f in flood] == [QUEUED] * 3 + [DONE] * 5
     assert {rows[f]["outcome"] for f in flood[3:]} == {"held"}
@@ -205,7 +214,7 @@ def test_a_flood_of_one_students_submissions_is_capped_and_a_classmate_waits_one
     worker = Worker(course, queue, GradingSettings(), lambda assignment: policy, claimant(), TakesItsTime(0.5))
     assert worker.work_one()                     # mallory's first grading is under way when ben submits
     honest = submit(course, "ben", _variant("ben"))
-    Intake(course, queue, [A], lambda assignment: policy).scan()
+    scan(course, queue, policy)
     while worker.work_one():
         pass
     rows = _by_folder(queue)
@@ -217,3 +226,31 @@ def test_a_flood_of_one_students_submissions_is_capped_and_a_classmate_waits_one
     mallory = [(rows[f]["finished_at"] - rows[f]["enqueued_at"]).total_seconds() for f in flood[:3]]
     print(f"ben's wait beside mallory's flood: {wait:.2f} s (mallory's: {', '.join(f'{w:.2f}' for w in mallory)} s)")
     assert wait < 3 * 0.5 + 1.0
+
+
+# ---------------------------------------------------------------------------------- unfinished folders
+def test_an_unfinished_submission_is_taken_only_once_its_secret_is_written_and_it_has_settled(course, queue):
+    """nbgrader's submit creates submission_secret.txt before it writes it: a folder read in that
+    window was graded, but its page could never be published (no secret, no name). The intake
+    waits for a well-formed secret and two looks that agree."""
+    name = submit(course, "ada", secret="")                  # the secret's file created, not written yet
+    assert scan(course, queue) == [] and _by_folder(queue) == {}
+    secret = secrets.token_hex(64)
+    (course.exchange / "demo" / "inbound" / name / "submission_secret.txt").write_text(secret)
+    assert len(scan(course, queue)) == 1
+    row = _by_folder(queue)[name]
+    assert json.loads(row["feedback_names"]) == feedback_names_of_secret(secret, [A])
+
+
+def test_a_queued_folder_that_changes_after_it_was_taken_is_read_again(course, queue):
+    name = submit(course, "ada")
+    assert len(scan(course, queue)) == 1
+    before = _by_folder(queue)[name]["fingerprint"]
+    time.sleep(0.05)
+    nbformat.write(_variant("written after the intake took it"),
+                   str(course.exchange / "demo" / "inbound" / name / f"{A}.ipynb"))
+    assert scan(course, queue) == []                         # no second row: the same one, read again
+    row = _by_folder(queue)[name]
+    assert row["state"] == QUEUED and row["fingerprint"] not in (None, before) and row["lease_until"] is None
+    copied = course.root / ".service" / "submissions" / name / f"{A}.ipynb"
+    assert "written after the intake took it" in copied.read_text()

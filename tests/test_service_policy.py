@@ -77,7 +77,7 @@ def _row(queue: Queue, row_id: int) -> dict:
 
 class NeverGrades:
     """A launcher that must not be reached: these submissions are decided before any grading."""
-    def grade(self, assignment, notebook):
+    def grade(self, assignment, notebook, settings=None):
         raise AssertionError(f"{notebook} was graded")
 
 
@@ -196,7 +196,7 @@ class FailsFor:
     def __init__(self, seconds: float = 0.0):
         self.seconds, self.calls = seconds, 0
 
-    def grade(self, assignment, notebook):
+    def grade(self, assignment, notebook, settings=None):
         self.calls += 1
         time.sleep(self.seconds)
         return grading_error(assignment, "the sandbox could not start (no space left on device)")

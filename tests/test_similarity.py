@@ -8,7 +8,6 @@ import re
 import time
 
 import nbformat
-import pytest
 
 from course_tools.build import release_notebook
 from course_tools.demo_class import filled_release

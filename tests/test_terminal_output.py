@@ -14,7 +14,7 @@ import unicodedata
 import nbformat
 
 from course_tools.build import tool_env
-from course_tools.cli.table import format_table
+from course_tools.table import format_table
 from course_tools.terminal import printable
 from grading_support import ROOT, require_sandbox, source
 

@@ -21,7 +21,8 @@ def check_op_gradient(student, op, attrs, arrays, out_grad, torch_fn, what, rtol
     got = student.gradient(op, attrs, arrays, out_grad)
     expected = torch_grads(torch_fn, arrays, out_grad)
     if len(got) != len(expected):
-        raise AssertionError(f"{what}: gradient returned {len(got)} value(s) for {len(expected)} input(s)")
+        raise AssertionError(f"{what}: gradient returned {len(got)} value{'' if len(got) == 1 else 's'} for "
+                             f"{len(expected)} input{'' if len(expected) == 1 else 's'}")
     # Every adjoint is compared before the first failure is raised: a right adjoint is evidence too
     # (a mistake that would make both wrong is not named when one of them is right, diagnosis.py).
     failures = []

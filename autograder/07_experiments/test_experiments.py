@@ -864,7 +864,7 @@ def test_a_float16_loss_never_steps_at_2_to_16_and_the_recipe_does(student):
     for what, scales, start in (("main run", results["float16 loss"]["scales"], init),
                                 ("stress test", stress["float16 loss"]["scales"], stress["float16 loss"]["init_scale"])):
         taken, _ = _steps_at_or_above(scales, start)
-        assert taken == 0 or not flagged, (f"float16 loss, {what}: {taken} step(s) were taken at a scale >= 2^16; with the loss in "
+        assert taken == 0 or not flagged, (f"float16 loss, {what}: {taken} {'step was' if taken == 1 else 'steps were'} taken at a scale >= 2^16; with the loss in "
                             f"float16 the seed S = 2^16 is inf and every such step must be skipped")
     taken, _ = _steps_at_or_above(results["mixed float16"]["scales"], init)
     assert taken >= 1, ("mixed float16 (the recipe): no step was taken at a scale >= 2^16, as if the seed were a float16 "
@@ -955,7 +955,7 @@ def test_precision_runs_start_and_last_as_described(student):
         losses = np.asarray(losses, dtype=float)
         if where.startswith("precision"):
             assert losses.shape == (updates,), (
-                f"{where}['losses']: {losses.size} losses; {epochs} epoch(s) of {updates // epochs} batches of {batch} "
+                f"{where}['losses']: {losses.size} losses; {epochs} epoch{'' if epochs == 1 else 's'} of {updates // epochs} batches of {batch} "
                 f"are epochs * len(loader) = {updates} updates")
         expected = _reference_first_loss(batch, run_seed, name)
         assert losses.size and np.isclose(losses[0], expected, rtol=1e-6, atol=0), (

@@ -181,7 +181,7 @@ def _run(args) -> int:
 
         return student_package(["--out", str(args.out)])
     if name == "demo":
-        from ..demo_class import run_demo
+        from .demo import run_demo
 
         return run_demo(args.dir, args.assignment)
     course = find_course(args.course)

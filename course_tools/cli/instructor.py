@@ -16,20 +16,20 @@ from pathlib import Path
 import nbformat
 from tqdm.auto import tqdm
 
-from .. import inbound, release_versions
+from course_student.words import plural
+
+from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
+from ..deadlines import late_window_end
 from ..grading.launch.fanout import Job, grade_jobs
-from ..build import release_notebook
-from ..grading.results import ResultStore
+from ..exchange_folders import check_course
+from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.sandbox.bwrap import SandboxUnavailable, sandbox_kind
 from ..grading.settings import GradingSettings
+from ..table import format_table, points
 from ..terminal import printable
 from . import versions
-from .table import format_table, points
-
-
-BLANK_RELEASE = "(the blank release)"
 
 
 def _say(text: str = "") -> None:
@@ -53,7 +53,7 @@ def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | N
         _say(f"warning: {exposure}\n  harmless on a machine of your own; where students have accounts, run that "
              f"command before they log in")
     if students:
-        _say(f"{len(students)} students in the gradebook, with their names (from {roster})")
+        _say(f"{plural(len(students), 'student')} in the gradebook, with their names (from {roster})")
     _say(_student_install(course.root / "student-install"))
     _say(f"next: cd {course.root} && course release 01_forward_ops --due '2026-12-01 23:59 UTC'")
     return 0
@@ -110,23 +110,6 @@ def parse_due(text: str) -> datetime.datetime:
 # Releasing assignment k hands its students the reference code of every earlier assignment (so
 # one wrong answer never cascades): while an earlier assignment still accepts late work that
 # earns points, that release reveals its solution to whoever has not submitted yet.
-def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.datetime | None:
-    """The last moment late work on an assignment due at ``due`` can earn points under this course's
-    late policy; None when there is no such moment (no due date, or a policy that never zeroes)."""
-    if due is None:
-        return None
-    plugin = str(course._setting("AssignLatePenalties", "plugin_class", ""))
-    if plugin.endswith("PercentPerDay"):
-        from ..late_penalty import PercentPerDay, late_window_end as policy_end
-
-        defaults = PercentPerDay()
-        return policy_end(due, float(course._setting("PercentPerDay", "percent_per_day", defaults.percent_per_day)),
-                          float(course._setting("PercentPerDay", "max_percent", defaults.max_percent)))
-    if course._setting("LateSubmissionPlugin", "penalty_method", "none") == "zero":
-        return due  # any lateness scores zero
-    return None     # nbgrader's default: late work keeps its points
-
-
 def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
     """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
     and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
@@ -195,6 +178,7 @@ def collect(course: Course, assignment: str) -> int:
     from nbgrader.coursedir import CourseDirectory
 
     check_assignment(assignment)
+    check_course(course.exchange, course.course_id, ("inbound",))   # the grader's, not a student's (exchange_folders.py)
     inbound_folder = course.exchange / course.course_id / "inbound"
     if not inbound_folder.is_dir():
         raise CourseError(f"no inbound folder {inbound_folder}: release an assignment first (course release <id>)")
@@ -202,6 +186,11 @@ def collect(course: Course, assignment: str) -> int:
     outcome = inbound.collect(inbound_folder, course.folder("submitted"), assignment,
                               ignore=list(settings.ignore), max_bytes=settings.max_file_size * 1024)
     inbound.save_refusals(course.root, assignment, outcome.refused)
+    for student, first in outcome.first_seen.items():  # the release dates' evidence (version_given.py)
+        try:
+            version_given.note(course.root, assignment, student, submitted=first)
+        except release_versions.VersionError as err:
+            _say(f"warning: {err}")
     if not outcome.collected and not outcome.refused:
         _say(f"no submissions of {assignment} in {inbound_folder} yet")
         return 0
@@ -214,10 +203,10 @@ def collect(course: Course, assignment: str) -> int:
                      "; ".join(n for n in notes if n)])
     rows += [[r.student, "-", "", f"REFUSED {r.folder}: {r.reason}"] for r in outcome.refused]
     _say(format_table(["student", "submitted (UTC)", "late", "note"], rows))
-    _say(f"\n{len(outcome.collected)} submission(s) of {assignment} in {course.folder('submitted')}; "
+    _say(f"\n{plural(len(outcome.collected), 'submission')} of {assignment} in {course.folder('submitted')}; "
          f"next: course grade {assignment}")
     if outcome.refused:
-        _say(f"REFUSED {len(outcome.refused)} folder(s) in the exchange (listed above, and in `course status "
+        _say(f"REFUSED {plural(len(outcome.refused), 'folder')} in the exchange (listed above, and in `course status "
              f"{assignment}` and the report): nothing of them was collected or graded. Where the student has an "
              f"earlier genuine submission, that one was collected instead.")
         return 1
@@ -268,14 +257,15 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
         store.clear(assignment)
     released = versions.release_folder(course, assignment)
     notebooks = [p.name for p in sorted(released.glob("*.ipynb"))]
-    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name)
+    jobs = [Job(student, assignment, course.folder("submitted") / student / assignment / name,
+                _collected_at(course.folder("submitted") / student / assignment))
             for student in collected for name in notebooks
             if (course.folder("submitted") / student / assignment / name).exists()]
     # The blank release too (once; untouched submissions share its result): `course report` flags
     # a hidden check that a blank release passes.
-    jobs += [Job(BLANK_RELEASE, assignment, released / name) for name in notebooks]
-    where = f"the Dask cluster at {scheduler}" if scheduler else f"{workers} worker(s)"
-    _say(f"grading {len(collected)} submission(s) of {assignment}: hidden suites on {where}")
+    jobs += [Job(BLANK_RELEASE, assignment, released / name, anonymous=True) for name in notebooks]
+    where = f"the Dask cluster at {scheduler}" if scheduler else f"{plural(workers, 'worker')}"
+    _say(f"grading {plural(len(collected), 'submission')} of {assignment}: hidden suites on {where}")
     started = time.perf_counter()
     try:
         fanout = grade_jobs(jobs, store, settings, workers=workers, scheduler=scheduler, progress=progress)
@@ -308,7 +298,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
             problems[student] = _api_problem(outcome)
     gradebook_seconds = time.perf_counter() - started
     _say(grade_table(course, assignment, to_autograde, problems))
-    _say(f"\n{fanout.graded} notebook(s) graded now, {fanout.reused} reused from earlier gradings "
+    _say(f"\n{plural(fanout.graded, 'notebook')} graded now, {fanout.reused} reused from earlier gradings "
          f"(same code, same hidden suites): hidden suites {suites_seconds:.1f} s, gradebook "
          f"{gradebook_seconds:.1f} s. Next: course feedback {assignment}")
     if unsandboxed:
@@ -316,17 +306,25 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
              "world-readable file of this machine; only resource limits and a cgroup contained it.")
     status = 0
     if grading_errors:
-        _say(f"\nGRADING ERRORS: the grader could not grade {len(grading_errors)} submission(s); nothing was stored "
+        _say(f"\nGRADING ERRORS: the grader could not grade {plural(len(grading_errors), 'submission')}; nothing was stored "
              f"for them (these are not scores):")
         for student, why in sorted(grading_errors.items()):
             _say(f"  {student}: {why[:400]}")
         _say(f"fix the cause, then run `course grade {assignment} --student <id>`")
         status = 1
     if problems:
-        _say(f"{len(problems)} submission(s) could not be graded: see the table; fix or ask the student, "
+        _say(f"{plural(len(problems), 'submission')} could not be graded: see the table; fix or ask the student, "
              f"then run `course grade {assignment} --student <id>`")
         status = 1
     return status
+
+
+def _collected_at(folder: Path) -> str | None:
+    """When the collected submission in ``folder`` was received (ISO), for the version evidence."""
+    from ..submission_times import collected_time
+
+    when = collected_time(folder)
+    return when.isoformat() if when else None
 
 
 def require_sandbox(unsandboxed: bool = False) -> None:
@@ -396,7 +394,7 @@ def feedback(course: Course, assignment: str, students: list[str] | None, progre
     for student, why in problems.items():
         _say(f"  no feedback for {student}: {why}")
     done = len(graded) - len(problems)
-    _say(f"feedback for {done} student(s) in {course.folder('feedback')}/<student>/{assignment}/, "
+    _say(f"feedback for {plural(done, 'student')} in {course.folder('feedback')}/<student>/{assignment}/, "
          f"released to the exchange: students run `course fetch {assignment} --feedback`")
     return 1 if problems else 0
 
@@ -422,7 +420,7 @@ def export(course: Course, to: Path, exporter: str | None = None) -> int:
               number(r["score"]), number(r["max_score"])] for r in rows]
     _say(format_table(["assignment", "student", "autograded", "late penalty", "score", "max"], table,
                       right={2, 3, 4, 5}))
-    _say(f"\n{len(rows)} row(s) written to {to}")
+    _say(f"\n{plural(len(rows), 'row')} written to {to}")
     return 0
 
 
@@ -461,7 +459,7 @@ def status(course: Course, assignment: str | None) -> int:
                      f"{sum(finals) / len(finals):.1f}" if finals else "-"])
     _say(format_table(["assignment", "released", "due (UTC)", "late work until", "waiting", "refused", "collected",
                        "graded", "manual", "mean"], rows, right={4, 5, 6, 7, 8, 9}))
-    _say(f"\n{len(students)} student(s) in the gradebook. 'waiting': submitted but not collected "
+    _say(f"\n{plural(len(students), 'student')} in the gradebook. 'waiting': submitted but not collected "
          f"(course collect <id>); 'refused': exchange folders collect refused (links, special files, another "
          f"account's folder: course status <id> says which); 'manual': written answers to grade in formgrader; "
          f"'late work until': the last moment a late submission earns points.")
@@ -485,8 +483,8 @@ def _say_service_queue(course: Course, assignment: str | None) -> None:
              f"{summary['p95_wait']:.0f} s" if summary["median_wait"] is not None else "")
     retrying = f" ({summary['retrying']} of them to be retried after a grading error)" if summary["retrying"] else ""
     _say(f"\ngrading service (course serve){' for ' + assignment if assignment else ''}: {summary['waiting']} "
-         f"waiting{retrying}, {summary['grading']} grading, {summary['done']} done, {summary['errors']} grading "
-         f"error(s){waits}")
+         f"waiting{retrying}, {summary['grading']} grading, {summary['done']} done, "
+         f"{plural(summary['errors'], 'grading error')}{waits}")
     for row in summary["retry_rows"][:20]:
         _say(f"  RETRY {row['student']} {row['assignment']} ({row['folder']}) after {row['attempts']} failed "
              f"tr{'y' if row['attempts'] == 1 else 'ies'}: {(row['error'] or '')[:300]}")

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import nbformat
 
+from course_student.words import plural
+
 from ..build import release_notebook
 from ..course_dir import Course, CourseError, check_assignment
 from ..report import data as report_data
@@ -72,13 +74,13 @@ def similar(course: Course, assignment: str, top: int = 10) -> Path:
     codes, given = similarity.codes_of(submissions, release)
     pairs = similarity.compare(codes, given)
     seconds = time.perf_counter() - start
-    from .table import format_table
+    from ..table import format_table
 
     rows = [[f"{p.a} & {p.b}", f"{100 * p.similarity:.0f}%", str(p.shared)] for p in pairs[:top]]
     _say(format_table(["pair", "similarity", "shared"], rows, right={1, 2}) if rows else "no similar pairs")
     page = report_data.reports_folder(course) / f"{assignment}-similarity.html"
     page.write_text(similarity_html(assignment, pairs, {c.student: c for c in codes}, seconds=seconds))
-    _say(f"\n{len(submissions)} submissions compared in {seconds:.1f} s; side by side: {page}")
+    _say(f"\n{plural(len(submissions), 'submission')} compared in {seconds:.1f} s; side by side: {page}")
     return page
 
 
@@ -87,7 +89,7 @@ def _say_attempts(course: Course, assignment: str) -> None:
     took to reach full marks and which task held students up longest."""
     from ..service.queue import Queue
     from ..service.stats import attempts, held_up_longest
-    from .table import format_table
+    from ..table import format_table
 
     rows = Queue.rows_if_served(course.db_url, assignment)
     if rows is None:
@@ -95,7 +97,7 @@ def _say_attempts(course: Course, assignment: str) -> None:
     found = attempts(rows)
     if not found["per_student"]:
         return
-    _say(f"\nAttempts before the deadline (course serve): "
+    _say("\nAttempts before the deadline (course serve): "
          + ", ".join(f"{s} {n}" for s, n in found["per_student"].items()))
     rows = []
     for task, entry in found["per_task"].items():

@@ -85,8 +85,9 @@ def check_new_version(course: Course, assignment: str, uncollected: list[str], f
         for student, label in sorted(held.items()):
             say(f"  {student}: {label}")
     say(f"  nbgrader does not record fetches: anyone who fetched since {previous.manifest['recorded']} holds an "
-        f"earlier version. Submissions are graded against the version they match (course grade {assignment} "
-        f"--version latest grades on the newest instead).")
+        f"earlier version. Submissions are graded against the version they match, never below the one the "
+        f"course knows their student was given: a student whose first submission comes after this release is "
+        f"taken to hold v{number} (course grade {assignment} --version latest grades on the newest instead).")
     if not force:
         raise CourseError(f"not releasing v{number} of {assignment}: students may hold an earlier version (see "
                           f"above). Release it with `course release {assignment} --force` (or --yes)")
@@ -118,12 +119,12 @@ def _total(result: dict | None) -> str:
 def latest_consequences(course: Course, assignment: str, jobs: list, store, own, latest) -> str:
     """A table: each submission's score on its own version and on the latest (from the result store)."""
     from ..grading.route import result_key
-    from .table import format_table
+    from ..table import format_table
 
     rows = []
     for job in jobs:
-        mine = store.get(assignment, result_key(assignment, job.notebook, own))
-        newest = store.get(assignment, result_key(assignment, job.notebook, latest))
+        mine = store.get(assignment, result_key(assignment, job.notebook, job.settings(own)))
+        newest = store.get(assignment, result_key(assignment, job.notebook, job.settings(latest)))
         label = version_of_submission(course, assignment, job.student)
         rows.append([job.student, job.notebook.name, label, _total(mine), _total(newest)])
     stored = release_versions.latest(course.root, assignment)

@@ -24,6 +24,7 @@ pyproject.toml is the checked form of this list):
     session/     the grader's side of a worker: StudentSession, its channel, the value readers
     diagnosis/   naming the mistake: misconception catalogues, probes, reference pieces
     settings.py  GradingSettings    assignment_folder.py  autograder/<id>/    views.py  strided views
+    release.py   the release notebook, parsed once per grading
     sandbox/     what runs student code: bubblewrap, cgroups, the machine's allow-list, the worker
 
 Old dotted paths (``course_tools.grading.nbgrader_plugin``, ``...grading.pool``) import, with a

@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 from types import ModuleType
 
-SUITES = Path(__file__).resolve().parents[2] / "autograder"
+from ..paths import SUITES
 
 
 def assignment_module(assignment: str, name: str, folder: Path | None = None) -> ModuleType | None:

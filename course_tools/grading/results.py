@@ -33,9 +33,13 @@ from pathlib import Path
 import nbformat
 
 from ..build import release_notebook
+from ..paths import ROOT
+from .release import read_release
 from .session.session import StudentError, program_cells, read_notebook
 
-ROOT = Path(__file__).resolve().parents[2]
+# The name the blank release's grading is filed under beside the students' (`course grade` grades
+# it with the class; the report compares every student with it).
+BLANK_RELEASE = "(the blank release)"
 STORE_NAME = ".hidden_suite_results"
 _BUNDLE_PARTS = ("autograder", "course_lib", "course_tools")
 
@@ -55,7 +59,7 @@ def grading_key(assignment: str, submitted: nbformat.NotebookNode, release_path:
     """The key of a submitted notebook (see the module docstring); ``extra``: what else the result
     depends on (the release version graded against, route.result_key)."""
     release_path = release_path or release_notebook(assignment)
-    release = nbformat.read(str(release_path), as_version=4)
+    release = read_release(release_path)
     program = program_cells(submitted, release)
     payload = {"assignment": assignment, "program": program, "bundle": bundle_fingerprint(),
                "release": hashlib.sha256(release_path.read_bytes()).hexdigest()}

@@ -70,6 +70,12 @@ class GradingSettings:
     # latest). None: the bundle's own release in assignments/, without versions.
     course_root: str | None = None
     grade_on: str = "own"
+    # Whose submission this is and when the course received it (ISO 8601, UTC), where the caller
+    # knows (course grade, nbgrader's plugin, the service: ``for_submission``): what the course
+    # knows about the release version that student was given (version_given.py) is the floor
+    # below which target.py never grades. None: no student's evidence (the blank release, a test).
+    student: str | None = None
+    submitted: str | None = None
 
     def __post_init__(self):
         if self.grade_on not in GRADE_ON:
@@ -89,6 +95,13 @@ class GradingSettings:
             max_notebook_seconds=int(sandbox._setting("COURSE_GRADER_MAX_NOTEBOOK_SECONDS", MAX_NOTEBOOK_SECONDS)),
             limits=sandbox.Limits(),
             machine={k: v for k, v in os.environ.items() if k in MACHINE_VARIABLES})
+
+    def for_submission(self, student: str | None, submitted=None) -> "GradingSettings":
+        """These settings for one student's submission received at ``submitted`` (a datetime,
+        naive UTC or aware, or an ISO string; None: not known)."""
+        if submitted is not None and not isinstance(submitted, str):
+            submitted = submitted.isoformat()
+        return dataclasses.replace(self, student=student or None, submitted=submitted)
 
     def time_limit(self, tasks: int) -> int:
         """The longest a grading of a notebook with ``tasks`` graded tasks can legitimately take:

@@ -28,11 +28,11 @@ import subprocess
 from pathlib import Path
 from typing import Iterator
 
+from ..paths import ROOT
 from ..student_package import build_student_package
 from . import envs
 from .layout import HubLayout
 
-ROOT = Path(__file__).resolve().parents[2]
 # What the grader service needs of the bundle (never tests/, benchmarks/ or the repository's .git).
 BUNDLE_PARTS = ("course_lib", "course_tools", "course_student", "autograder", "source", "assignments",
                 "solutions", "nbgrader_config.py", "pyproject.toml", "README.md")

@@ -21,10 +21,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import ROOT
+
 DEFAULT_ROOT = Path("/srv/course-hub")
 DEFAULT_COURSE_ID = "dlsys"
 # The checkout the hub's tools run from (as root): the full bundle with its history.
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = ROOT
 PROFILE_D = Path("/etc/profile.d")
 
 

@@ -12,10 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import HUB
+
 ROLES = ("instructor", "ta", "student")
 # What useradd accepts on Debian (and JupyterHub keeps as is): lower case, digits, '-', '_'.
 NAME = re.compile(r"[a-z_][a-z0-9_-]{0,30}")
-DEFAULT = Path(__file__).resolve().parents[2] / "hub" / "roster.csv"
+DEFAULT = HUB / "roster.csv"
 HEADERS = (["username", "role"], ["username", "role", "first_name", "last_name"])
 
 

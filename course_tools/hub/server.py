@@ -20,9 +20,10 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..paths import HUB
 from .layout import HubLayout
 
-CONFIG = Path(__file__).resolve().parents[2] / "hub" / "jupyterhub_config.py"
+CONFIG = HUB / "jupyterhub_config.py"
 
 
 class HubError(RuntimeError):

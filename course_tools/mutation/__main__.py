@@ -20,6 +20,8 @@ from pathlib import Path
 
 from course_lib import tasks as course_tasks
 
+from course_student.words import plural
+
 from .mutants import mutants_of, sample
 from .run import STORE, equivalent_ids, grade_mutants, tally
 
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     for task, row in table.items():
         print(f"{task:28} {row['mutants']:7} {row['killed']:6} {row['survived']:8} {row['equivalent']:10} "
               f"{row['errors']:6} {100 * row['killed_fraction']:7.1f}%")
-    print(f"{len(mutants)} mutants in {seconds:.0f} s")
+    print(f"{plural(len(mutants), 'mutant')} in {seconds:.0f} s")
 
     survivors = [m for m in mutants if outcomes[m.id].verdict == "survived" and m.id not in equivalent]
     wrongly_listed = [m for m in mutants if m.id in equivalent and outcomes[m.id].verdict == "killed"]

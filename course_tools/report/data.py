@@ -21,8 +21,9 @@ from course_lib import tasks
 
 from ..build import release_notebook
 from ..course_dir import Course
-from ..grading.results import ResultStore
+from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.route import result_key
+from ..submission_times import collected_time
 from ..grading.settings import GradingSettings
 from ..inbound import load_refusals
 from ..grading.suite.run import graded_tasks
@@ -116,8 +117,6 @@ def load(course: Course, assignment: str) -> ClassData:
                     record.tasks[grade.name] = TaskScore(float(grade.score or 0.0), float(grade.max_score),
                                                          is_manual, bool(grade.needs_manual_grade))
             records.append(record)
-    from ..cli.instructor import BLANK_RELEASE
-
     # The key each student was last graded with (the bundle may have changed since), else today's,
     # against the release version the notebook belongs to (as `course grade` files it).
     settings = GradingSettings(course_root=str(course.root))
@@ -125,7 +124,8 @@ def load(course: Course, assignment: str) -> ClassData:
     for record in records:
         path = course.folder("submitted") / record.student / assignment / notebook.name
         key = store.key_of_student(assignment, record.student) or (
-            result_key(assignment, path, settings) if path.exists() else None)
+            result_key(assignment, path, settings.for_submission(record.student, collected_time(path.parent)))
+            if path.exists() else None)
         record.result = store.get(assignment, key)
         record.blank = key is not None and key == blank_key
     errors = store.grading_errors(assignment)

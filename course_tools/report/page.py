@@ -6,7 +6,9 @@ import datetime
 import html
 from pathlib import Path
 
-from ..cli.table import format_table
+from course_student.words import plural
+
+from ..table import format_table
 from . import figures
 from .data import ClassData
 from .stats import CheckStats, TaskStats, check_stats, disagreements, miscalibrated, task_stats
@@ -48,8 +50,8 @@ class Report:
     # ------------------------------------------------------------------ terminal
     def summary(self) -> str:
         d = self.data
-        lines = [f"{d.assignment}: {len(d.students)} submission(s), {len(d.graded)} graded, "
-                 f"{len(d.errors)} grading error(s), {sum(s.blank for s in d.students)} blank"]
+        lines = [f"{d.assignment}: {plural(len(d.students), 'submission')}, {len(d.graded)} graded, "
+                 f"{plural(len(d.errors), 'grading error')}, {sum(s.blank for s in d.students)} blank"]
         rows = []
         for t in self.tasks:
             top = self.failing_checks(t.task)
@@ -97,7 +99,7 @@ class Report:
         parts = [f"<h1>{e(d.assignment)}: what the grading says</h1>",
                  f"<p class=meta>Generated {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC from the "
                  f"gradebook and the stored hidden-suite results (nothing was graded again). "
-                 f"{len(d.students)} submission(s), {len(d.graded)} graded, {len(d.errors)} grading error(s), "
+                 f"{plural(len(d.students), 'submission')}, {len(d.graded)} graded, {plural(len(d.errors), 'grading error')}, "
                  f"{blanks} handed back the blank release (left out of the per-check counts).</p>"]
         parts.append("<h2>Tasks</h2><table><tr><th>task</th><th>points</th><th>mean</th><th>median</th><th>full</th>"
                      "<th>partial</th><th>zero</th><th>to grade by hand</th><th>graded by</th></tr>")
@@ -120,9 +122,9 @@ class Report:
                 said = f"; most often <q>{e(message[0][:300])}</q> ({message[1]})" if message else ""
                 cases = ", ".join(f"{e(case)} ({n})" for case, n in c.cases.most_common(3) if case)
                 cases = f"; cases failed most: {cases}" if cases else ""
-                parts.append(f"<li><b>{e(c.label)}</b>: failed by {c.failures} of {c.runs} submission(s){cases}{said}</li>")
+                parts.append(f"<li><b>{e(c.label)}</b>: failed by {c.failures} of {plural(c.runs, 'submission')}{cases}{said}</li>")
             for title, count in t.diagnoses.most_common():
-                parts.append(f"<li class=diag><b>Named mistake</b>, {count} student(s): {e(title)}</li>")
+                parts.append(f"<li class=diag><b>Named mistake</b>, {plural(count, 'student')}: {e(title)}</li>")
             parts.append("</ul>")
         if self.checks:
             parts.append(f"<img alt='pass rate per check' src='data:image/png;base64,"
@@ -191,9 +193,9 @@ def similarity_html(assignment: str, pairs: list, codes: dict, top: int = 20, se
     e = html.escape
     parts = [f"<h1>{e(assignment)}: similar submissions</h1>",
              f"<p class=meta>Solution cells compared after normalising names, comments, docstrings and the order "
-             f"of top-level statements; the release's own code does not count. {len(codes)} submission(s) compared"
+             f"of top-level statements; the release's own code does not count. {plural(len(codes), 'submission')} compared"
              + (f" in {seconds:.1f} s" if seconds is not None else "") + ". A high score says where to look, "
-             f"not who copied.</p>", "<table><tr><th>#</th><th>students</th><th>similarity</th><th>shared "
+             "not who copied.</p>", "<table><tr><th>#</th><th>students</th><th>similarity</th><th>shared "
              "fingerprints</th></tr>"]
     for i, p in enumerate(pairs[:top], 1):
         parts.append(f"<tr><td><a href='#pair{i}'>{i}</a></td><td>{e(p.a)} &amp; {e(p.b)}</td>"

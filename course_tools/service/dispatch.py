@@ -26,9 +26,10 @@ class Here:
     def __init__(self, settings: GradingSettings):
         self.settings = settings
 
-    def grade(self, assignment: str, notebook: Path) -> dict:
-        """route.grade_one's result for ``notebook`` (a grading error past the time limit)."""
-        _, result = next(grade_many([(None, assignment, notebook)], 1, self.settings))
+    def grade(self, assignment: str, notebook: Path, settings: GradingSettings | None = None) -> dict:
+        """route.grade_one's result for ``notebook`` (a grading error past the time limit), with
+        ``settings`` (one student's submission: GradingSettings.for_submission) or the service's."""
+        _, result = next(grade_many([(None, assignment, notebook, settings or self.settings)], 1, self.settings))
         return result
 
     def warm_up(self) -> None:
@@ -47,11 +48,11 @@ class OnDask:
         self.client = connect(scheduler)
         self.fingerprint = bundle_fingerprint()
 
-    def grade(self, assignment: str, notebook: Path) -> dict:
+    def grade(self, assignment: str, notebook: Path, settings: GradingSettings | None = None) -> dict:
         from ..grading.launch.runner import grade_text
 
         future = self.client.submit(grade_text, assignment, notebook.name, notebook.read_text(), self.fingerprint,
-                                    self.settings.as_dict(), pure=False)
+                                    (settings or self.settings).as_dict(), pure=False)
         try:
             return future.result(timeout=time_limit(assignment, self.settings) + DASK_SLACK_SECONDS)
         except Exception as err:  # noqa: BLE001 - a worker's failure (or a lost worker) is this grading's error

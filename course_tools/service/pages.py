@@ -7,6 +7,7 @@ and the page must never run anything. What a page shows follows the policy (poli
     graded_page     checks: per task passed/failed, the first failing check's message and the
                     diagnosis; scores: the same with points
     receipt_page    feedback "none", a submission past the daily limit, an assignment closed
+    mistake_page    the student's own mistake keeps it from being graded (mistakes.py)
     pending_page    in the queue: how many are ahead and about how long
     error_page      the grader failed: "not graded yet: the course staff have been told"
 
@@ -18,7 +19,9 @@ from __future__ import annotations
 import datetime
 from html import escape
 
-from ..grading.target import rewritten_note, version_note
+from course_student.words import plural
+
+from ..grading.target import task_note, version_note
 
 STYLE = ("body{font-family:sans-serif;max-width:54em;margin:2em auto;line-height:1.45}"
          ".pass{color:#1a7f37}.fail{color:#b42318}.note{background:#f6f8fa;padding:.6em 1em;border-radius:4px}"
@@ -87,11 +90,11 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
         ok = sum(1 for c in checks if c["passed"])
         passed = ok == len(checks)
         mark = "\N{CHECK MARK} passed" if passed else "\N{BALLOT X} failed"
-        points = f" ({graded['score']:g} / {graded['points']:g} points)" if show_scores else ""
+        points = f" ({graded['score']:g} / {plural(graded['points'], 'point')})" if show_scores else ""
         body.append(f"<h2 class=\"{'pass' if passed else 'fail'}\">{escape(task_id)}: {mark}{escape(points)}</h2>")
         body.append(f"<p>{ok} of {len(checks)} hidden checks passed.</p>")
-        if rewritten_note(result, task_id):
-            body.append(f"<p>{escape(rewritten_note(result, task_id).strip())}</p>")
+        if task_note(result, task_id):
+            body.append(f"<p>{escape(task_note(result, task_id).strip())}</p>")
         if graded.get("out_of_time"):
             body.append("<p>This task ran out of its time budget: the checks after that point did not run.</p>")
         first = next((c for c in checks if not c["passed"]), None)
@@ -113,6 +116,13 @@ def receipt_page(assignment: str, submitted_at: datetime.datetime, why: str) -> 
     """A submission that is kept but not graded now; ``why`` says why, in the student's terms."""
     return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
         "<p class=\"note\">Your submission was received and is kept for the final grading after the deadline.</p>",
+        f"<p>{escape(why)}</p>"])
+
+
+def mistake_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:
+    """A submission the student must fix before it can be graded; ``why`` (service/mistakes.py) says what."""
+    return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
+        "<p class=\"note\">Your submission could not be graded, because of something in it that you can fix:</p>",
         f"<p>{escape(why)}</p>"])
 
 

@@ -27,7 +27,10 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from course_student.words import noun
+
 from ..course_dir import Course, CourseError
+from ..deadlines import late_window_end
 
 FEEDBACK_MODES = ("checks", "scores", "none")
 DEFAULT_FEEDBACK = "checks"
@@ -58,8 +61,8 @@ class Policy:
 def _checked(assignment: str, where: str, values: dict) -> dict:
     unknown = set(values) - set(SETTINGS)
     if unknown:
-        raise CourseError(f"{where}: unknown setting(s) {', '.join(sorted(unknown))} for {assignment} "
-                          f"(known: {', '.join(SETTINGS)})")
+        raise CourseError(f"{where}: unknown {noun(len(unknown), 'setting')} {', '.join(sorted(unknown))} for "
+                          f"{assignment} (known: {', '.join(SETTINGS)})")
     if "feedback" in values and values["feedback"] not in FEEDBACK_MODES:
         raise CourseError(f"{where}: feedback {values['feedback']!r} for {assignment} must be one of "
                           f"{', '.join(FEEDBACK_MODES)}")
@@ -77,8 +80,6 @@ def _checked(assignment: str, where: str, values: dict) -> dict:
 
 def policy_of(course: Course, assignment: str, due: datetime.datetime | None) -> Policy:
     """The policy of ``assignment`` in ``course`` (due: its due date in the gradebook)."""
-    from ..cli.instructor import late_window_end
-
     where = f"{course.root}/nbgrader_config.py (c.{SECTION})"
     base = _checked("every assignment", where, {
         key: value for key in SETTINGS

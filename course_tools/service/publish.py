@@ -14,11 +14,18 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 from pathlib import Path
 
 from nbgrader.utils import notebook_hash
 
+from ..exchange_folders import check_course
+
 SECRET = "submission_secret.txt"
+# Held by every publish, and by the service's pending pages across reading the queue and publishing:
+# a worker's final page (a fast one: a receipt, a student's mistake) is never overwritten by a
+# "waiting in the queue" page computed from a look at the queue taken before that row was closed.
+PUBLISHING = threading.RLock()
 # nbgrader writes secrets.token_hex(64); anything else was not written by nbgrader's submit.
 _SECRET_FORM = re.compile(r"[0-9a-f]{32,256}")
 
@@ -53,17 +60,22 @@ def feedback_names_of_secret(secret: str, notebooks: list[str]) -> dict[str, str
 
 
 def publish(folder: Path, name: str, page: str) -> Path:
-    """Write ``page`` as ``folder/name`` in one step (a reader sees the old page or the new one)."""
+    """Write ``page`` as ``folder/name`` in one step (a reader sees the old page or the new one),
+    ``folder`` being the exchange's <exchange>/<course>/feedback, checked to be the grader's
+    (exchange_folders.py) before and after it is made."""
+    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
     folder.mkdir(parents=True, exist_ok=True)
     if folder.stat().st_mode & 0o777 != 0o711 and folder.stat().st_uid == os.geteuid():
         folder.chmod(0o711)  # as nbgrader's release_feedback makes it
-    handle, scratch = tempfile.mkstemp(dir=folder, prefix=".publishing-", suffix=".html")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(page)
-        os.chmod(scratch, 0o644)
-        os.replace(scratch, folder / name)
-    finally:
-        if os.path.exists(scratch):
-            os.unlink(scratch)
+    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
+    with PUBLISHING:
+        handle, scratch = tempfile.mkstemp(dir=folder, prefix=".publishing-", suffix=".html")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(page)
+            os.chmod(scratch, 0o644)
+            os.replace(scratch, folder / name)
+        finally:
+            if os.path.exists(scratch):
+                os.unlink(scratch)
     return folder / name

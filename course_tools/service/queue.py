@@ -184,6 +184,29 @@ class Queue:
             return set(conn.execute(select(submissions.c.folder).where(submissions.c.assignment == assignment))
                        .scalars())
 
+    def queued_folders(self, assignment: str) -> set[str]:
+        with self.engine.begin() as conn:
+            return set(conn.execute(select(submissions.c.folder).where(
+                submissions.c.assignment == assignment, submissions.c.state == QUEUED)).scalars())
+
+    def hold(self, folder: str, seconds: float) -> bool:
+        """Keep the queued row of ``folder`` from being claimed for ``seconds`` (0: release it);
+        False when it is not queued (claimed meanwhile, or done)."""
+        until = utcnow() + datetime.timedelta(seconds=seconds) if seconds else None
+        with self.engine.begin() as conn:
+            return conn.execute(update(submissions).where(submissions.c.folder == folder,
+                                                          submissions.c.state == QUEUED)
+                                .values(lease_until=until)).rowcount == 1
+
+    def retaken(self, folder: str, submitted_at: datetime.datetime, fingerprint: str | None,
+                feedback_names: dict) -> bool:
+        """A queued folder read again (it changed after it was taken): its new time, key and names."""
+        with self.engine.begin() as conn:
+            return conn.execute(update(submissions).where(submissions.c.folder == folder,
+                                                          submissions.c.state == QUEUED).values(
+                submitted_at=submitted_at, fingerprint=fingerprint,
+                feedback_names=json.dumps(feedback_names))).rowcount == 1
+
     def enqueue(self, assignment: str, student: str, folder: str, submitted_at: datetime.datetime,
                 fingerprint: str | None, feedback_names: dict, state: str = QUEUED,
                 error: str | None = None, outcome: str | None = None) -> int | None:

@@ -25,14 +25,18 @@ import statistics
 import threading
 import time
 
+from course_student.words import plural
+
 from ..course_dir import Course, CourseError
+from ..exchange_folders import check_course
 from ..grading.settings import GradingSettings
+from ..terminal import log_to_terminal
 from . import pages
 from .dispatch import dispatcher
-from .intake import Intake
+from .intake import LOOK_SECONDS, Intake
 from .policy import policy_of
-from .publish import feedback_folder, publish
-from .queue import GRADING, QUEUED, Queue, claimant, utcnow
+from .publish import PUBLISHING, feedback_folder, publish
+from .queue import QUEUED, Queue, claimant, utcnow
 from .worker import Worker
 
 log = logging.getLogger("course.serve")
@@ -63,6 +67,8 @@ class Service:
         self.work_ready, self.stop = threading.Event(), threading.Event()
         self._policies: dict = {}
         self._pending_shown: dict[int, str] = {}
+        self._looks: dict = {}        # intake.py's looks at folders, from one scan to the next
+        self.unsettled = 0            # folders the last scan left for a look soon
         self.feedback = feedback_folder(course.exchange, course.course_id)
 
     # ------------------------------------------------------------------ policy, per scan
@@ -95,31 +101,39 @@ class Service:
 
     # ------------------------------------------------------------------ the loops
     def scan(self) -> int:
+        # The exchange's folders are the grader's (a student who replaced the course's folder gets
+        # every classmate's submission and page): ExchangeTakeover, a CourseError, ends the service.
+        check_course(self.course.exchange, self.course.course_id)
         assignments = released_assignments(self.course)
         self._refresh_policies(assignments)
         back = self.queue.reclaim(self.me)
         if back:
-            log.warning("put back %d submission(s) whose grading process died", back)
-        new = Intake(self.course, self.queue, assignments, self.policy).scan()
+            log.warning("put back %s whose grading process died", plural(back, "submission"))
+        intake = Intake(self.course, self.queue, assignments, self.policy, self._looks)
+        new = intake.scan()
+        self.unsettled = intake.unsettled
         if new or back:
             self.work_ready.set()
         self._show_pending()
         return len(new)
 
     def _show_pending(self) -> None:
-        """Publish each queued submission's place in the queue (only where it changed)."""
-        waiting = self.queue.waiting()
+        """Publish each queued submission's place in the queue (only where it changed). The look at
+        the queue and the pages are one step under PUBLISHING, so that a row a worker closed
+        meanwhile keeps its final page."""
         per_grading = self._typical_seconds()
-        for ahead, row in enumerate(waiting):
-            if row.state != QUEUED:
-                continue
-            seconds = (ahead // self.workers + 1) * per_grading
-            page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds)
-            if self._pending_shown.get(row.id) == page:
-                continue
-            for name in row.feedback_names.values():
-                publish(self.feedback, name, page)
-            self._pending_shown[row.id] = page
+        with PUBLISHING:
+            waiting = self.queue.waiting()
+            for ahead, row in enumerate(waiting):
+                if row.state != QUEUED:
+                    continue
+                seconds = (ahead // self.workers + 1) * per_grading
+                page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds)
+                if self._pending_shown.get(row.id) == page:
+                    continue
+                for name in row.feedback_names.values():
+                    publish(self.feedback, name, page)
+                self._pending_shown[row.id] = page
         still = {row.id for row in waiting}
         self._pending_shown = {k: v for k, v in self._pending_shown.items() if k in still}
 
@@ -157,8 +171,8 @@ class Service:
         threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
         for thread in threads:
             thread.start()
-        log.info("serving %s (%s) with %d worker(s) as %s", self.course.root, self.course.course_id,
-                 self.workers, self.me)
+        log.info("serving %s (%s) with %s as %s", self.course.root, self.course.course_id,
+                 plural(self.workers, "worker"), self.me)
         next_scan = next_pending = 0.0
         try:
             while not self.stop.is_set():
@@ -168,6 +182,8 @@ class Service:
                         self.changed.clear()
                         next_scan, next_pending = now + self.rescan_seconds, now + PENDING_REFRESH_SECONDS
                         self.scan()   # shows the pending pages too
+                        if self.unsettled:   # a folder still being written, or looked at once: look again soon
+                            next_scan = min(next_scan, now + LOOK_SECONDS)
                     elif now >= next_pending:   # only the queue moved: its pages, not a scan of the exchange
                         next_pending = now + PENDING_REFRESH_SECONDS
                         self._show_pending()
@@ -176,7 +192,7 @@ class Service:
                 except Exception:  # noqa: BLE001 - a failed scan is retried, it never ends the service
                     log.exception("the scan failed; trying again in %s s", FAILED_SCAN_PAUSE)
                     next_scan = min(next_scan, now + FAILED_SCAN_PAUSE)
-                if once and not self.queue.waiting():
+                if once and not self.unsettled and not self.queue.waiting():
                     break
                 self.wake.wait(1.0 if once else max(0.0, next_scan - time.monotonic()))
                 self.wake.clear()
@@ -195,7 +211,8 @@ class Service:
 
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
           timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    log_to_terminal()  # folder names, grade ids and errors are the students' text: printed as escapes
+    check_course(course.exchange, course.course_id)
     # The course folder: each submission is graded against the release version its locked cells match.
     settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
                                        course_root=course.root)

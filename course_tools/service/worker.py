@@ -3,6 +3,9 @@
 For a claimed submission, in this order:
 
     closed       the late window is over                  -> done, a receipt ("closed")
+    mistake      the student's own mistake keeps it from being graded (mistakes.py: a notebook
+                 under another name, not a notebook, another assignment's) -> done, a page
+                 saying what is wrong; no attempt used, not retried, no grading error
     reused       every notebook's result is stored         -> done, its feedback (no attempt used)
     hidden       the policy's feedback is "none"          -> done, a receipt
     over_limit   the day's graded attempts are used       -> done, a receipt saying when the next one is
@@ -36,9 +39,10 @@ from ..grading.results import ResultStore
 from ..grading.route import is_stored_score, result_key, time_limit
 from ..grading.settings import GradingSettings
 from . import pages
-from .intake import copy_folder
+from .intake import copy_folder, release_notebooks
+from .mistakes import found_notebooks, mistake
 from .policy import Policy
-from .publish import feedback_folder, publish
+from .publish import feedback_folder, feedback_names, publish
 from .queue import DONE, GRADING_ERROR, Queue, Row
 
 LEASE_SLACK_SECONDS = 120
@@ -93,9 +97,16 @@ class Worker:
                                          f"final grading.")
             return
         folder = copy_folder(self.course) / row.folder
+        wrong = mistake(row.assignment, folder, release_notebooks(row.assignment), self.settings.course_root)
+        if wrong is not None:
+            self._mistake(row, folder, wrong)
+            return
         notebooks = {nb: folder / f"{nb}.ipynb" for nb in row.feedback_names} or {
             p.stem: p for p in sorted(folder.glob("*.ipynb"))}
-        keys = {nb: result_key(row.assignment, path, self.settings) if path.is_file() else None
+        # This student's submission: what the course knows of the release version they were given
+        # is part of what it is graded against (target.py).
+        settings = self.settings.for_submission(row.student, when)
+        keys = {nb: result_key(row.assignment, path, settings) if path.is_file() else None
                 for nb, path in notebooks.items()}
         stored = {nb: self.store.get(row.assignment, key) for nb, key in keys.items()}
         if stored and all(result is not None for result in stored.values()):
@@ -123,7 +134,7 @@ class Worker:
                 self._grading_error(row, f"{nb}.ipynb is missing from the submission")  # cannot be: intake read it
                 return
             started = time.monotonic()
-            result = self.grader.grade(row.assignment, path)
+            result = self.grader.grade(row.assignment, path, settings)
             if not is_stored_score(result):
                 # Measured here, not read from the result: a grading that used its whole time limit.
                 limit = time_limit(row.assignment, self.settings)
@@ -164,6 +175,17 @@ class Worker:
     def _receipt(self, row: Row, outcome: str, why: str) -> None:
         self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
         self._finish(row, DONE, outcome)
+
+    def _mistake(self, row: Row, folder: Path, why: str) -> None:
+        """The student's own mistake (mistakes.py): their page says what, under the names of the
+        notebooks they submitted too (nbgrader's fetch_feedback looks for those); not retried, no
+        attempt used, the staff not told."""
+        log.warning("NOT GRADED %s: the student's mistake: %s", row.folder, why)
+        page = pages.mistake_page(row.assignment, row.submitted_at, why)
+        names = {**feedback_names(folder, found_notebooks(folder)), **row.feedback_names}
+        for name in dict.fromkeys(names.values()):
+            publish(self.feedback, name, page)
+        self._finish(row, DONE, "mistake", error=why[:2000])
 
     def _timed_out(self, row: Row, limit: int, why: str) -> None:
         """A grading killed at its time limit: final (the same notebook would hold a worker as

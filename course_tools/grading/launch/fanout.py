@@ -29,6 +29,14 @@ class Job:
     student: str
     assignment: str
     notebook: Path
+    # When the course received it (its collected timestamp.txt); with the student, the evidence of
+    # which release version they were given (target.py). anonymous: no student's (the blank release).
+    submitted: str | None = None
+    anonymous: bool = False
+
+    def settings(self, settings: GradingSettings) -> GradingSettings:
+        """``settings`` for this job's submission (GradingSettings.for_submission)."""
+        return settings.for_submission(None if self.anonymous else self.student, self.submitted)
 
 
 @dataclass
@@ -47,7 +55,7 @@ def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, w
     report = FanoutReport()
     todo: dict[str, list[Job]] = {}
     for job in jobs:
-        key = result_key(job.assignment, job.notebook, settings)
+        key = result_key(job.assignment, job.notebook, job.settings(settings))
         if key is None:
             report.unreadable += 1
         elif store.get(job.assignment, key) is not None:
@@ -81,7 +89,8 @@ def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, w
 
 def _locally(todo: dict[str, list[Job]], workers: int, settings: GradingSettings):
     # Each notebook in a fresh process forked from a warm fork server (pool.py).
-    jobs = [((key, group[0]), group[0].assignment, group[0].notebook) for key, group in todo.items()]
+    jobs = [((key, group[0]), group[0].assignment, group[0].notebook, group[0].settings(settings))
+            for key, group in todo.items()]
     for (key, job), result in grade_many(jobs, workers, settings):
         yield key, job, result, None
 
@@ -109,7 +118,7 @@ def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettin
         for key, jobs in todo.items():
             job = jobs[0]
             future = client.submit(grade_text, job.assignment, job.notebook.name, job.notebook.read_text(),
-                                   fingerprint, settings.as_dict(), key=f"grade-{job.assignment}-{key[:16]}", pure=False)
+                                   fingerprint, job.settings(settings).as_dict(), key=f"grade-{job.assignment}-{key[:16]}", pure=False)
             futures[future] = (key, job)
         for future in as_completed(futures):
             key, job = futures[future]

@@ -58,17 +58,20 @@ def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
     conn.close()
 
 
-def grade_many(jobs: list[tuple[object, str, Path]], workers: int, settings: GradingSettings):
+def grade_many(jobs: list[tuple], workers: int, settings: GradingSettings):
     """Grade (tag, assignment, notebook) jobs, ``workers`` at a time; yields (tag, result) as each
-    finishes. A child past route.time_limit is killed: a grading error for its notebook."""
+    finishes. A job may carry its own settings as a fourth item (one student's submission:
+    GradingSettings.for_submission). A child past route.time_limit is killed: a grading error
+    for its notebook."""
     context = _context()
     pending = list(jobs)
     running: dict = {}  # reader -> (tag, assignment, process, deadline, limit)
     while pending or running:
         while pending and len(running) < max(1, workers):
-            tag, assignment, notebook = pending.pop(0)
+            tag, assignment, notebook, *own = pending.pop(0)
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(writer, assignment, str(notebook), settings.as_dict()),
+            job_settings = own[0] if own else settings
+            process = context.Process(target=_child, args=(writer, assignment, str(notebook), job_settings.as_dict()),
                                       daemon=True)
             process.start()
             writer.close()

@@ -24,7 +24,10 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Enum, Integer
 
+from course_student.words import plural
+
 from ..results import ResultStore
+from ...submission_times import collected_time
 from ..route import is_stored_score, result_key
 from ..launch.runner import grade_in_process
 from ..settings import GradingSettings
@@ -92,6 +95,8 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
             if path is None:
                 path = Path(scratch) / f"{notebook}.ipynb"
                 nbformat.write(nb, str(path))
+            else:  # this student's submission: the version they were given is part of the target (target.py)
+                settings = settings.for_submission(student, collected_time(path.parent))
             key = result_key(assignment, path, settings)
             stored = store.get(assignment, key)
             if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
@@ -150,7 +155,7 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
         # The release graded against may give the task other points than the gradebook's cell
         # (the latest release's): the same fraction of the cell's points.
         fraction = graded["score"] / graded["points"] if graded["points"] else 0.0
-        return outputs + _score_outputs(fraction, cell_points, f"{graded['score']:g} / {graded['points']:g} points")
+        return outputs + _score_outputs(fraction, cell_points, f"{graded['score']:g} / {plural(graded['points'], 'point')}")
 
 
 def _score_outputs(fraction: float, cell_points: float, what: str) -> list:
@@ -173,7 +178,7 @@ def _excused_outputs(task_id: str, result: dict, cell_points: float, note: str) 
     total = sum(t["points"] for t in tasks)
     fraction = sum(t["score"] for t in tasks) / total if total else 0.0
     text = (note + f"{task_id} was not part of release {result['version']['graded']}, which was "
-            f"graded: it is not graded for you. Its {cell_points:g} points count at your rate on the tasks you had "
+            f"graded: it is not graded for you. Its {plural(cell_points, 'point')} count at your rate on the tasks you had "
             f"({100 * fraction:.0f}%), so this assignment's percentage is the one you earned on your release.\n")
     return [nbformat.v4.new_output("stream", name="stdout", text=text),
             *_score_outputs(fraction, cell_points, f"{100 * fraction:.0f}% of the tasks of your release")]

@@ -48,7 +48,6 @@ from pathlib import Path
 from .cgroups import Cgroup
 from .runtime import runtime_view
 
-ROOT = Path(__file__).resolve().parents[3]
 WORKER_PACKAGE = Path(__file__).resolve().parent / "worker"
 # Inside the sandbox: names no host path of the allow-list uses (checked in _bubblewrap_args).
 INSIDE_ROOT = "/.course-grader"

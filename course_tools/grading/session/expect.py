@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .session import StudentError
+from .errors import StudentError
 
 # Elements of one array a check reads; far above any result the suites ask for, well below
 # what would make the grader's own arithmetic on it slow.

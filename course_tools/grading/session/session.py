@@ -52,13 +52,16 @@ from course_lib import tasks
 
 from ... import build, notebook_metadata
 from ...demonstrations import is_demonstration
-from ..sandbox import bwrap as sandbox
 from .. import views
-from ..sandbox.cgroups import Cgroup, runnable, tree_threads
-from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from ..diagnosis.diagnosis import Call, Diagnoser
-from ..settings import GradingSettings
+from ..release import read_release
+from ..sandbox import bwrap as sandbox
+from ..sandbox.cgroups import Cgroup, runnable, tree_threads
 from ..sandbox.worker.protocol import GraderFunction, StridedView, ValueRefused
+from ..settings import GradingSettings
+from . import expect
+from .channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
+from .errors import GradingError, StudentError, WorkerTimeout
 
 MAX_CRASHES_PER_TASK = 3
 MAX_CALLBACKS = 20000  # messages of one request to grader-provided functions: calls, and values sent back
@@ -76,18 +79,6 @@ def current_session() -> "StudentSession":
     if not CURRENT:
         raise RuntimeError("hidden suites run through course_tools.grading.suite.run.run_suite")
     return CURRENT[-1]
-
-
-class StudentError(Exception):
-    """The student's code failed, or returned something that cannot be graded."""
-
-
-class WorkerTimeout(StudentError):
-    """The worker did not answer in time (it was stopped)."""
-
-
-class GradingError(Exception):
-    """The grader could not grade: a failure of the grading machinery, never the student's."""
 
 
 def _meta(cell) -> dict:
@@ -188,7 +179,7 @@ class StudentSession:
         self._callbacks_left, self._refusal = MAX_CALLBACKS, None  # of the request running now (_exchange)
         try:
             submitted = read_notebook(self.notebook)
-            release = nbformat.read(str(self.release_notebook), as_version=4)
+            release = read_release(self.release_notebook)
             self.cells = program_cells(submitted, release)
         except StudentError as err:
             self.fatal = str(err)
@@ -843,6 +834,3 @@ def _describe_exit(code: int | None) -> str:
         return f"exit status {name}, {hint}"
     return f"exit status {code}, " + ("sys.exit/os._exit" if code else "exited")
 
-
-# At the end, not the top: expect.py (the readers every hidden check uses) imports StudentError from here.
-from . import expect  # noqa: E402

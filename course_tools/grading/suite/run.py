@@ -18,32 +18,27 @@ failed (the assertion's message), never showing the test's code.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
-import sys
 import textwrap
 import time
 from pathlib import Path
 
-import nbformat
 import numpy as np
 import pytest
 
 from course_lib import tasks
 from course_lib.checks import assert_close
+from course_student.words import plural
 
 from ...build import release_notebook as release_notebook_of
 from ...demonstrations import is_demonstration
 from ...release_versions import task_contracts
-from ...terminal import printable
 from ..assignment_folder import SUITES
+from ..release import read_release
 from ..session.expect import as_number_or_array, as_numbers
 from ..session.session import CURRENT, GradingError, StudentError, StudentSession
-from ..settings import GradingSettings
 
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def task(task_id: str, weight: float = 1.0, contract: str | None = None, not_for: tuple[str, ...] = ()):
@@ -117,7 +112,7 @@ def graded_tasks(release_notebook: Path) -> dict[str, float]:
     """Autograded test cells of the release: task id -> points."""
     from ...release_versions import graded_tasks as tasks_of
 
-    return tasks_of(nbformat.read(str(release_notebook), as_version=4))
+    return tasks_of(read_release(release_notebook))
 
 
 class _Recorder:
@@ -227,7 +222,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     with StudentSession(assignment, notebook, release_notebook, student_lib=student_lib,
                         **session_options) as session:
         plugin = _Recorder(session, set(points) if student_lib is not None else None,
-                           task_contracts(nbformat.read(str(release_notebook), as_version=4)))
+                           task_contracts(read_release(release_notebook)))
         CURRENT.append(session)
         try:
             if not suite.is_dir():
@@ -251,7 +246,7 @@ def run_suite(assignment: str, notebook: Path, release_notebook: Path | None = N
     timing = {"sandbox_and_imports": round(timing["start"], 3), "notebook_cells": round(timing["cells"], 3),
               "checks": round(total - timing["start"] - timing["cells"], 3),
               "slowest_cells": [[c["cell"], c["seconds"]] for c in slow_cells]}
-    release = nbformat.read(str(release_notebook), as_version=4)
+    release = read_release(release_notebook)
     not_run = [c.metadata["nbgrader"]["grade_id"] for c in release.cells if is_demonstration(c)]
     result = {"assignment": assignment, "notebook": Path(notebook).name, "sandbox": kind, "not_run": not_run,
               "seconds": round(total, 2), "timing": timing, "worker_starts": starts, "task_seconds": task_seconds,
@@ -294,7 +289,7 @@ def feedback_text(task_id: str, graded: dict, width: int = FEEDBACK_WIDTH) -> st
     checks = graded["checks"]
     passed = sum(1 for c in checks if c["passed"])
     lines = [f"Hidden checks for {task_id}: {passed} of {len(checks)} passed "
-             f"({graded['score']:g} / {graded['points']:g} points)"]
+             f"({graded['score']:g} / {plural(graded['points'], 'point')})"]
     if graded.get("out_of_time"):
         lines.append(f"  \N{STOPWATCH} {task_id} ran out of its time budget: the checks after that point did not run")
     groups: dict[tuple, list] = {}
@@ -347,35 +342,3 @@ def cap_grader_memory() -> int | None:
         return soft
     resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
     return cap
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Grade one notebook with its assignment's hidden suite. Exit "
-                                                 "status 3 when the grader itself failed (a grading error).")
-    parser.add_argument("assignment")
-    parser.add_argument("notebook", type=Path)
-    parser.add_argument("--release", type=Path, default=None, help="the release notebook (default: assignments/)")
-    parser.add_argument("--suite", type=Path, default=None, help="the hidden suite's folder (default: autograder/<id>)")
-    parser.add_argument("--json", type=Path, default=None, help="write the result here")
-    parser.add_argument("--settings", type=json.loads, default=None,
-                        help="the grading settings as JSON (settings.py; default: the environment's)")
-    args = parser.parse_args(argv)
-    from ..route import grade_one
-
-    cap_grader_memory()
-    settings = GradingSettings.from_dict(args.settings) if args.settings else GradingSettings.current()
-    result = grade_one(args.assignment, args.notebook, settings, args.release, suite_dir=args.suite)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
-    elif not result["grading_error"]:
-        # The checks' messages carry the submission's own text (its errors, its values).
-        for task_id, graded in result["tasks"].items():
-            sys.stdout.write(printable(feedback_text(task_id, graded)))
-    if result["grading_error"]:
-        print(printable(f"grading error: {result['grading_error']}"), file=sys.stderr)
-        return 3
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

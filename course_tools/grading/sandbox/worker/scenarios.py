@@ -24,6 +24,7 @@ import importlib
 
 import numpy as np
 
+from . import timer
 from .protocol import MAX_DEPTH, StridedView
 
 ALLOWED_MODULES = ("course_lib",)
@@ -32,7 +33,7 @@ PLAIN = (bool, int, float, str, type(None))
 
 # ------------------------------------------------------------------------------- names
 def _module(name: str):
-    if name != "course_lib" and not name.startswith("course_lib."):
+    if not any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED_MODULES):
         raise PermissionError(f"module {name!r} is not available to scenarios")
     return importlib.import_module(name)
 
@@ -359,28 +360,26 @@ def check_flags(ns, check: str, implementations: list, args=None, seconds_each: 
     implementation: "passed" (no exception), "flagged: <message>" (AssertionError or
     ValueError) or "crashed: <type>: <message>" (anything else, or out of time).
     """
-    from . import main
-
     check_fn = resolve(ns, check)
     outcomes = []
-    request_left = main._stop_timer()  # the request's own limit: paused, then resumed below
+    request_left = timer._stop_timer()  # the request's own limit: paused, then resumed below
     try:
         for item in implementations:
             impl = resolve(ns, item) if isinstance(item, str) and ":" in item else item
-            main._start_timer(seconds_each)  # CPU time, with the wall-clock backstop (main.py)
+            timer._start_timer(seconds_each)  # CPU time, with the wall-clock backstop (timer.py)
             try:
                 check_fn(impl, *(args or []))
                 outcomes.append("passed")
             except (AssertionError, ValueError) as err:
                 outcomes.append(f"flagged: {type(err).__name__}: {err}"[:500])
-            except main.CellTimeout:
-                outcomes.append(f"crashed: {main.timeout_message(seconds_each)}")
+            except timer.CellTimeout:
+                outcomes.append(f"crashed: {timer.timeout_message(seconds_each)}")
             except Exception as err:  # noqa: BLE001 - the student's check may fail in any way
                 outcomes.append(f"crashed: {type(err).__name__}: {err}"[:500])
             finally:
-                main._stop_timer()
+                timer._stop_timer()
     finally:
-        main._resume_timer(request_left)
+        timer._resume_timer(request_left)
     return outcomes
 
 

@@ -1,7 +1,7 @@
 """Plain-text tables for the terminal (no dependency: students' terminals vary)."""
 from __future__ import annotations
 
-from ..terminal import printable
+from .terminal import printable
 
 
 def format_table(headers: list[str], rows: list[list], right: set[int] | None = None) -> str:
