@@ -458,6 +458,10 @@ def grade_in_formgrader(hub, ta: hb.Person) -> None:
         if student == "demo-ada":
             _math_typeset(page, "formgrader's grading page")
             _shot(page, "manual-grading")
+            # "Submission #N" (Open live notebook) leads into the graders' service, not to the hub's root.
+            live = page.locator("li.live-notebook a").first.get_attribute("href")
+            assert live.startswith(f"/services/{course}/notebooks/") and live.endswith(f"{ASSIGNMENT}.ipynb"), live
+            assert ta.status_of(live) == 200, live
     # Who saved each manual grade: recorded by the grader service (course_tools/report/grading_log.py),
     # as the hub user, for course report's "graded by".
     from course_tools.report.grading_log import read_log

@@ -8,9 +8,11 @@ a hub, not the service (a 404). This extension puts the server's base URL in fro
 hrefs, in the pages formgrader renders; the panel's links it leaves alone. (The folders themselves
 are in the course folder since `course init` links source/ and release/ there, course_dir.py.)
 
-The grading page renders the submission with formgrader's own exporter, whose template folders
-formgrader sets over the configured ones: the extension puts the course's MathJax macro first
-there too (course_tools/mathjax.py), so the TA sees a derivation's math typeset, offline.
+The grading page renders the submission with formgrader's own exporter, not with the page
+renderer, whose template folders formgrader sets over the configured ones: the extension puts the
+course's MathJax macro first there too (course_tools/mathjax.py), so the TA sees a derivation's
+math typeset, offline, and gives the exporter's page the same link fix, so that its "Submission #N"
+(Open live notebook) link leads to the service's notebook, not to a 404 at the hub's root.
 """
 from __future__ import annotations
 
@@ -67,6 +69,15 @@ def _load_jupyter_server_extension(server_app):
     def exporter(self):
         made = original_exporter.fget(self)
         with_local_mathjax(made)
+        if getattr(made, "course_links_fixed", False):   # one exporter for the whole server: wrap it once
+            return made
+        from_filename, base_url = made.from_filename, self.base_url
+
+        def with_links(*args, **kwargs):   # the grading page: formgrader writes what this returns
+            html, resources = from_filename(*args, **kwargs)
+            return with_server_links(html, base_url), resources
+
+        made.from_filename, made.course_links_fixed = with_links, True
         return made
 
     base.BaseHandler.render = render
