@@ -99,3 +99,35 @@ def test_the_hidden_suite_kills_its_sample_of_mutants(assignment, tmp_path):
     escaped = {m.id: (m.summary, outcomes[m.id]) for m in chosen
                if outcomes[m.id].verdict == "error" or (outcomes[m.id].verdict == "survived" and m.id not in equivalent)}
     assert not escaped, escaped
+
+
+# The equivalence battery (course_tools/mutation/equivalence.py) on a fixed sample: the first listed
+# entry of each task that has a battery, and two mutants that are not equivalent, which it must refute
+# (a battery that never tells two versions apart would pass every entry). The whole list is
+# `course mutants --check-equivalent` (about 15 minutes on two cores).
+NOT_EQUIVALENT = {
+    "backward_broadcast_to-53f288ae51": "shape=(3, 0)",  # sums only the axes whose out_grad size is not 0
+    "adjoint_check-bb7d63b062": "NaN",  # the ValueError for non-finite results dropped
+}
+
+
+def test_the_equivalence_battery_passes_a_sample_of_the_list_and_refutes_real_survivors():
+    from course_tools.mutation.batteries import battery_for
+    from course_tools.mutation.equivalence import check_entries, check_mutant, prepared
+
+    listed = equivalent_ids()
+    first = {}
+    for entry in sorted(listed):
+        task = entry.rsplit("-", 1)[0]
+        if battery_for(task) is not None:
+            first.setdefault(task, entry)
+    verdicts = check_entries(sorted(first.values()), examples=8)
+    assert len(verdicts) >= 15
+    wrong = [(v.id, v.status, v.why, v.case[:200]) for v in verdicts if v.status != "equivalent"]
+    assert not wrong, wrong
+    for entry, shown_by in NOT_EQUIVALENT.items():
+        task = entry.rsplit("-", 1)[0]
+        mutant = next(m for m in mutants_of(tasks.assignment_of(task), {task}) if m.id == entry)
+        battery = battery_for(task)
+        verdict = check_mutant(mutant, battery, prepared(mutant.assignment, battery), 20)
+        assert verdict.status == "refuted" and shown_by in verdict.case, (entry, verdict)

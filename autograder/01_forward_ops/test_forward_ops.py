@@ -153,6 +153,14 @@ def test_exp_keeps_float32(student, rng):
                  rtol=1e-5, atol=0, dtype="float32")
 
 
+@task("forward_relu")
+def test_relu_keeps_float16_at_its_extremes(student):
+    """relu of float16 at the ends of its range (40000, 65504, +-inf, subnormals): float16, no overflow, no NaN"""
+    a = np.array([40000.0, -40000.0, 65504.0, -65504.0, np.inf, -np.inf, 0.0, -0.0, 6e-8, -6e-8], dtype=np.float16)
+    expect_close(student.forward("ReLU", {}, a), np.maximum(a, np.float16(0)), "ReLU.compute on float16 extremes",
+                 rtol=0, atol=0, dtype="float16")
+
+
 @task("forward_relu", weight=2)
 def test_relu_at_zero_and_on_all_negative_input(student, rng):
     """relu of exact zeros, of an all-negative array and of a mixed 3-D array"""

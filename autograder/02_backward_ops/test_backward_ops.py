@@ -281,6 +281,10 @@ BROADCASTS = [
     ((1, 1), (1, 5), "a size-1 axis that stays 1 next to one that is stretched"),
     ((3, 1, 1), (2, 3, 4, 1), "a prepended axis, a stretched and a kept size-1 axis"),
     ((3, 1, 1), (3, 5, 1), "a stretched size-1 axis before a kept one, nothing prepended"),
+    # size 0: the gradient still has the input's shape, all zeros (issue 37: a sum that skipped
+    # the axes whose out_grad size is 0 instead of 1 reshaped (3, 0) to (3, 1) and raised)
+    ((3, 1), (3, 0), "a size-1 axis stretched to size 0"),
+    ((3, 1), (2, 3, 0), "a prepended axis and a size-1 axis stretched to size 0"),
 ]
 
 
@@ -355,7 +359,10 @@ def test_transpose_gradient(student, rng, shape, axes):
 
 
 MATMULS = [((4, 3), (3, 5)), ((1, 3), (3, 1)), ((2, 3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)),
-           ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)), ((2, 1, 3, 2), (1, 4, 2, 3)), ((3, 2, 1, 3), (3, 2))]
+           ((2, 1, 3, 4), (5, 4, 2)), ((1, 3, 4), (2, 4, 2)), ((2, 1, 3, 2), (1, 4, 2, 3)), ((3, 2, 1, 3), (3, 2)),
+           # a batch of size 0: each adjoint still has its input's shape (zeros), also where the batch
+           # axis was broadcast from a matrix (issue 37)
+           ((0, 3, 4), (4, 5)), ((3, 4), (0, 4, 5))]
 
 
 @task("backward_matmul")

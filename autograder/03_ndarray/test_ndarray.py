@@ -643,3 +643,35 @@ def test_adjoint_check_refuses_wrong_shapes(student, rng, side):
             raise AssertionError(f"{what} raised {raised}, expected ValueError") from None
         return
     raise AssertionError(f"{what} returned {got!r}, expected ValueError naming the shapes")
+
+
+# The contract before it asked for a ValueError on non-finite results (issue 37: the reference
+# reported a NaN backward as a perfect adjoint, since Python's max drops NaN, and an inf forward as 0).
+EARLIER_ADJOINT_CHECK = "038edba0b11b"
+
+
+@task("adjoint_check", not_for=EARLIER_ADJOINT_CHECK)
+@pytest.mark.parametrize("side, bad", [("forward", np.nan), ("backward", np.nan), ("forward", np.inf),
+                                       ("backward", -np.inf)])
+def test_adjoint_check_refuses_non_finite_results(student, rng, side, bad):
+    """a forward or backward whose result holds NaN or +-inf: ValueError naming that function (no gap is measured)"""
+    m = rng.standard_normal((4, 3))
+
+    def spoiled(v):
+        v = v.copy()
+        v[1] = bad
+        return v
+    forward = (lambda x: spoiled(m @ x)) if side == "forward" else (lambda x: m @ x)
+    backward = (lambda y: spoiled(m.T @ y)) if side == "backward" else (lambda y: m.T @ y)
+    what = f"adjoint_check with a {side} whose result holds {bad}"
+    try:
+        got = student.call("student:adjoint_check", student.grader_function(forward), student.grader_function(backward),
+                           x_shape=[3], y_shape=[4], trials=2, seed=0)
+    except StudentError as err:
+        raised, _, message = str(err).partition(":")
+        if raised != "ValueError":
+            raise AssertionError(f"{what} raised {raised}, expected ValueError") from None
+        if side not in message:
+            raise AssertionError(f"{what} raised ValueError({message.strip()!r}), which does not name {side}") from None
+        return
+    raise AssertionError(f"{what} returned {got!r}, expected ValueError naming {side}")

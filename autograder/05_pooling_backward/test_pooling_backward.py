@@ -72,6 +72,8 @@ def draw(rng, kind, shape):
         return np.full(shape, 1.5)
     if kind == "negative":
         return -1.0 - rng.random(shape)
+    if kind == "minus-infinity":  # padding must be -inf itself: the lowest finite number would win here
+        return np.where(rng.random(shape) < 0.5, -np.inf, -1.0 - rng.random(shape))
     raise ValueError(kind)
 
 
@@ -96,9 +98,9 @@ def test_maxpool_forward_matches_torch(student, rng, case, kind):
                  rtol=1e-12, atol=0, dtype="float64")
 
 
-@pytest.mark.parametrize("case,kind", cases_with("maxpool_forward", ["negative"], PADDED_CASES))
+@pytest.mark.parametrize("case,kind", cases_with("maxpool_forward", ["negative", "minus-infinity"], PADDED_CASES))
 def test_maxpool_forward_pads_with_minus_infinity(student, rng, case, kind):
-    """MaxPool2d.compute on all-negative inputs with padding: padding never wins the maximum"""
+    """MaxPool2d.compute on all-negative inputs (-inf too) with padding: padding never wins the maximum"""
     shape, k, s, p = case
     x = draw(rng, kind, shape)
     got = student.forward("MaxPool2d", attrs(k, s, p), x)

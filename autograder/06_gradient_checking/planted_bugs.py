@@ -8,9 +8,11 @@
 The first five conv bugs and the first pool bug are the notebook's own PLANTED_CONV_BUGS /
 PLANTED_POOL_BUGS (the student saw them); the others are unseen. ``conv_correct`` and
 ``pool_correct`` are right (a check must pass them). Every bug is visible to the checks the
-notebook asks for (asymmetric kernel, padding > 0, stride > 1, batch > 1, overlapping
-windows, distinct values, zero upstream gradient, wrong dz shapes, finiteness, and the
-comparison's tolerance: dw / n is off by a factor 2 at batch 2, and zero where dz is zero).
+notebook asks for (asymmetric kernel, padding > 0, stride > 1, batch > 1, C_in != C_out,
+rows and columns that no window reads, overlapping windows, distinct values, zero upstream
+gradient, wrong dz shapes, finiteness, and the comparison's tolerance: dw / n is off by a factor
+2 at batch 2, and zero where dz is zero). The equivalence battery of course mutants keeps a
+second set apart from these (course_tools/mutation/batteries/held_out_bugs.py).
 """
 from __future__ import annotations
 
@@ -33,6 +35,9 @@ def _conv_backward(dz, a_pad, w, padding=0, stride=1, bug=None):
     elif dz.shape != (n, c_out, h_out, w_out) or c_w != c_in:
         raise ValueError(f"conv backward: dz has shape {dz.shape}, but input {a_pad.shape} and kernel "
                          f"{w.shape} (stride {s}) give outputs of shape {(n, c_out, h_out, w_out)}")
+    if bug == "loops output channels over C_in":  # range(w.shape[1]) for the output channels:
+        dz = dz.copy()                           # those past C_in get no gradient (C_in < C_out)
+        dz[:, c_in:] = 0.0
     scale = 1.0
     if bug == "rescales by max |dz|":
         scale = np.abs(dz).max()
@@ -59,6 +64,10 @@ def _conv_backward(dz, a_pad, w, padding=0, stride=1, bug=None):
     for u in range(kh):
         for v in range(kw):
             da_pad += np.einsum("iqrs,qc->icrs", full[:, :, u:u + hp, v:v + wp], w_rot[:, :, u, v])
+    unread_h, unread_w = (hp - kh) % s, (wp - kw) % s  # rows and columns at the bottom/right no window reads
+    if bug == "unread rows at the top" and (unread_h or unread_w):
+        # the gradient of the rows the windows read, placed after the unread ones instead of before them
+        da_pad = np.roll(da_pad, (unread_h, unread_w), axis=(2, 3))
     if bug == "crops the padding from one side":
         da = da_pad[:, :, :hp - 2 * p, :wp - 2 * p]
     elif bug == "returns the padded da":
@@ -67,6 +76,8 @@ def _conv_backward(dz, a_pad, w, padding=0, stride=1, bug=None):
         da = da_pad[:, :, p:hp - p, p:wp - p]
     if bug == "adds weight decay":
         dw = dw + 1e-3 * w
+    if bug == "adds an epsilon to da":  # "for stability": invisible to every tolerance, not to dz = 0
+        da = da + 1e-12
     if bug == "divides dw by the batch size":
         dw = dw / nz  # the 1/m of a mean loss is already inside dz: a second division is off by n
     if bug == "transposes dw spatially":
@@ -81,6 +92,8 @@ def _maxpool_backward(dout, x, k, s, bug=None):
     if dout.shape != (n, h_out, w_out, c):
         raise ValueError(f"max pool backward: dout has shape {dout.shape}, expected {(n, h_out, w_out, c)}")
     step = k if bug == "ignores the stride" else s
+    # windows laid from the bottom-right corner: the same when no row or column is left unread
+    shift_h, shift_w = ((h - k) % s, (w - k) % s) if bug == "windows from the bottom right" else (0, 0)
     fill = np.nan if bug == "NaN where the gradient is zero" else 0.0
     dx = np.zeros(x.shape, dtype=np.result_type(x, dout))
     touched = np.zeros(x.shape, dtype=bool)
@@ -88,8 +101,11 @@ def _maxpool_backward(dout, x, k, s, bug=None):
         for j in range(w_out):
             if step * i + k > h or step * j + k > w:
                 continue
-            rows, cols = slice(i * step, i * step + k), slice(j * step, j * step + k)
+            rows = slice(shift_h + i * step, shift_h + i * step + k)
+            cols = slice(shift_w + j * step, shift_w + j * step + k)
             window = x[:, rows, cols, :].reshape(n, k * k, c)
+            if bug == "every image routed like the first":
+                window = np.broadcast_to(window[:1], window.shape)
             pick = window.argmin(axis=1) if bug == "routes to the minimum" else window.argmax(axis=1)
             mask = np.arange(k * k)[None, :, None] == pick[:, None, :]
             if bug == "spreads over the window":
@@ -124,6 +140,10 @@ CONV_BUGS = {
     "conv_transposes_dw_spatially": "transposes dw spatially",
     "conv_checks_batch_and_channels_only": "checks batch and channels only",
     "conv_divides_dw_by_batch": "divides dw by the batch size",
+    # issue 37's classes: C_in != C_out, rows and columns no window reads
+    "conv_loops_output_channels_over_c_in": "loops output channels over C_in",
+    "conv_unread_rows_at_the_top": "unread rows at the top",
+    "conv_adds_epsilon_to_da": "adds an epsilon to da",  # exactly zero for dz = 0, not close to zero
 }
 POOL_BUGS = {
     # the notebook's PLANTED_POOL_BUGS
@@ -134,6 +154,9 @@ POOL_BUGS = {
     "pool_spreads_over_window": "spreads over the window",
     "pool_routes_to_minimum": "routes to the minimum",
     "pool_nan_where_gradient_is_zero": "NaN where the gradient is zero",
+    # issue 37's classes: batch > 1, rows and columns no window reads
+    "pool_every_image_routed_like_the_first": "every image routed like the first",
+    "pool_windows_from_the_bottom_right": "windows from the bottom right",
 }
 for _name, _bug in CONV_BUGS.items():
     globals()[_name] = functools.partial(_conv_backward, bug=_bug)

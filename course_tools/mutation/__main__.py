@@ -4,6 +4,7 @@
     course mutants 01_forward_ops 03_ndarray --workers 2
     course mutants 05_pooling_backward --tasks maxpool_backward --together
     course mutants --sample 2               # the fixed sample tests/test_mutants.py grades
+    course mutants --check-equivalent [ID ...] [--examples N]   # test the listed equivalences (equivalence.py)
 
 Prints per task: mutants, killed, survived, equivalent (listed in autograder/equivalent_mutants.toml),
 the fraction killed of the non-equivalent ones; writes ``survivors.md`` (each survivor's diff)
@@ -36,12 +37,40 @@ def _parser() -> argparse.ArgumentParser:
                         help="one mutant of each task per notebook; kills confirmed alone (run.py says when)")
     parser.add_argument("--require", type=float, default=0.0, metavar="FRACTION",
                         help="fail when a task kills less than this fraction of its non-equivalent mutants")
+    parser.add_argument("--check-equivalent", nargs="*", default=None, metavar="ID",
+                        help="run each listed equivalent mutant (or these) against its reference on its task's "
+                             "battery of inputs; exit 1 if one is refuted, stale or untested")
+    parser.add_argument("--examples", type=int, default=100, metavar="N",
+                        help="with --check-equivalent: generated inputs per entry, after the fixed ones (default 100)")
     parser.add_argument("--out", type=Path, default=STORE / "report", help="where survivors.md and summary.json go")
     return parser
 
 
+def check_equivalent(ids: list[str], examples: int) -> int:
+    """Print each entry's verdict and the count; 1 when any entry is refuted, stale or untested."""
+    from .equivalence import check_entries
+
+    def show(verdict):
+        line = f"{verdict.status:10} {verdict.id}  {verdict.change}"
+        if verdict.status == "refuted":
+            line += f"\n           {verdict.why}\n           on {verdict.case[:600]}"
+        elif verdict.status != "equivalent":
+            line += f"\n           {verdict.why}"
+        print(line, flush=True)
+    try:
+        verdicts = check_entries(ids or None, examples=examples, progress=show)
+    except ValueError as err:
+        print(f"course mutants: {err}", file=sys.stderr)
+        return 2
+    counts = {s: sum(v.status == s for v in verdicts) for s in ("equivalent", "refuted", "stale", "untested")}
+    print(f"{len(verdicts)} entries: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 0 if counts["equivalent"] == len(verdicts) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.check_equivalent is not None:
+        return check_equivalent(args.check_equivalent, args.examples)
     unknown = [a for a in args.assignments if a not in course_tasks.ASSIGNMENTS]
     if unknown:
         print(f"course mutants: unknown assignment {', '.join(unknown)}; known: {', '.join(course_tasks.ASSIGNMENTS)}",
