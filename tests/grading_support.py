@@ -114,3 +114,17 @@ def worker_processes(grader_pid: int | None = None) -> list[int]:
         if marker in environ:
             alive.append(int(entry.name))
     return alive
+
+
+def another_account(name: str):
+    """A real Unix account ``name`` for the length of a test module (a student or classmate who
+    attacks through their own account), removed afterwards; skips where accounts cannot be made."""
+    if os.geteuid() != 0 or not shutil.which("runuser") or not shutil.which("useradd"):
+        pytest.skip(f"the account {name} needs root, runuser and useradd")
+    from course_tools.hub import accounts
+
+    accounts.create([name])
+    try:
+        yield name
+    finally:
+        accounts.remove([name])

@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+
+from grading_support import another_account
 from service_support import COURSE_SCRIPT
 
 from course_tools.cli import main as course
@@ -28,15 +30,7 @@ COURSE_ID = "demo"
 
 @pytest.fixture(scope="module")
 def student():
-    if os.geteuid() != 0 or not shutil.which("runuser") or not shutil.which("useradd"):
-        pytest.skip("a student's account needs root, runuser and useradd")
-    from course_tools.hub import accounts
-
-    accounts.create([STUDENT])
-    try:
-        yield STUDENT
-    finally:
-        accounts.remove([STUDENT])
+    yield from another_account(STUDENT)
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_support import inject, require_sandbox, source
+from grading_support import another_account, inject, require_sandbox, source
 
 from course_tools.grading.launch.pool import grade_many
 from course_tools.grading.sandbox import bwrap as sandbox
@@ -35,15 +35,7 @@ LIMIT = 40
 
 @pytest.fixture(scope="module")
 def classmate():
-    if os.geteuid() != 0 or not shutil.which("runuser") or not shutil.which("useradd"):
-        pytest.skip("a classmate's account needs root, runuser and useradd")
-    from course_tools.hub import accounts
-
-    accounts.create([CLASSMATE])
-    try:
-        yield CLASSMATE
-    finally:
-        accounts.remove([CLASSMATE])
+    yield from another_account(CLASSMATE)
 
 
 def _as(account: str, *command: str) -> subprocess.CompletedProcess:
