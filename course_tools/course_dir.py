@@ -28,6 +28,7 @@ from course_student.errors import CourseError, check_assignment  # noqa: F401
 from course_student.nbgrader_run import error_lines, run_nbgrader  # noqa: F401
 
 from . import access
+from .gradebook_tables import create_racing_others
 from .paths import ROOT
 
 CONFIG = "nbgrader_config.py"
@@ -105,6 +106,7 @@ class Course:
     # ------------------------------------------------------------------ nbgrader
     def nbgrader_or_fail(self, *args: str, what: str) -> str:
         """Run an nbgrader command in this course folder (its configuration applies)."""
+        self.create_gradebook()
         return run_nbgrader(list(args), self.root, what)
 
     def api(self, unsandboxed: bool = False, grade_on: str = "own"):
@@ -118,6 +120,7 @@ class Course:
 
         warnings.filterwarnings("ignore", module=r"nbgrader\..*")  # SQLAlchemy noise from nbgrader's own queries
         _alembic_on_path()
+        self.create_gradebook()
         config = self.config
         if unsandboxed or grade_on != "own":
             config = copy.deepcopy(config)
@@ -151,7 +154,12 @@ class Course:
             raise CourseError(f"no gradebook at {url[len('sqlite:///'):]}: release an assignment first "
                               f"(course release <id>), or pass --course with the course folder")
         warnings.filterwarnings("ignore", module=r"nbgrader\..*")
-        return Gradebook(url, course_id=self.course_id or "default_course")
+        return create_racing_others(lambda: Gradebook(url, course_id=self.course_id or "default_course"))
+
+    def create_gradebook(self) -> None:
+        """Make the gradebook's tables now if they are missing, so that the nbgrader process about
+        to start finds them there instead of racing a grading service to create them."""
+        self.gradebook(must_exist=False).close()
 
     def submitted_students(self, assignment: str) -> list[str]:
         folder = self.folder("submitted")

@@ -347,6 +347,25 @@ def significant_lines(text):
     return out
 
 
+def code_units(text, given=frozenset()):
+    """The significant lines of each top-level statement of a Python file (a function, a class, a
+    table), less ``given``, for the units with two or more: the secrets of a hidden file. A leak
+    is two lines of one unit; two lines of a long file that sit in different functions are a
+    coincidence (``from course_lib import tasks`` and ``if found is None:``), not a leak. Imports
+    are not secrets."""
+    import ast
+
+    units = []
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            continue
+        unit = significant_lines(ast.get_source_segment(text, node, padded=True) or "") - given
+        if len(unit) >= 2:
+            units.append(unit)
+    return units
+
+
 def lines_outside_regions(text):
     """The stripped lines of ``text`` outside its solution regions (course_lib's or nbgrader's markers)."""
     lines, inside = set(), False

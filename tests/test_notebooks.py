@@ -14,7 +14,7 @@ import pytest
 from nbclient.exceptions import DeadKernelError
 from nbgrader.nbgraderformat import MetadataValidator
 
-from conftest import ASSIGNMENT_DATA, given_lines, leaks, significant_lines
+from conftest import ASSIGNMENT_DATA, code_units, given_lines, leaks, significant_lines
 from grading_support import wrong_catalogue
 from course_lib import tasks
 from course_lib.checks import RUN_ALL_NOTE
@@ -159,6 +159,16 @@ def test_leak_detector_flags_copied_code_but_not_one_shared_line():
     assert not leaks([region], "x = 1\n    offset += sl.start * stride\n")
 
 
+def test_a_hidden_file_leaks_by_two_lines_of_one_function_not_by_two_lines_far_apart():
+    hidden = ("from course_lib import tasks\n\n"
+              "def check_shape(found, expected_shape):\n    if found is None:\n        return 'missing'\n"
+              "    assert found.shape == expected_shape, found.shape\n")
+    units = code_units(hidden)
+    assert len(units) == 1   # the import is not a secret
+    assert leaks(units, "    if found is None:\n    assert found.shape == expected_shape, found.shape\n")
+    assert not leaks(units, "from course_lib import tasks\n    if found is None:\n")
+
+
 def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
     out, _ = fresh_build
     order = list(tasks.ASSIGNMENTS)
@@ -166,13 +176,14 @@ def test_no_solution_or_hidden_test_leaks_into_releases(fresh_build):
     regions = library_regions()
     # The hidden suites never reach a student. An assignment's misconceptions (and 06's planted
     # bugs) are wrong versions of its solutions: secret like them until that assignment is done.
-    hidden = [significant_lines(p.read_text()) - given for p in (ROOT / "autograder").rglob("*.py")
-              if p.name not in ASSIGNMENT_DATA]
+    hidden = [unit for p in (ROOT / "autograder").rglob("*.py") if p.name not in ASSIGNMENT_DATA
+              for unit in code_units(p.read_text(), given)]
     for assignment in BUILT:
         later = [t for a in order[order.index(assignment):] for t in tasks.LIBRARY_TASKS[a]]
         secrets = [significant_lines(r.body) - given for t in later for r in regions[t]]
-        secrets += [significant_lines(p.read_text()) - given for a in order[order.index(assignment):]
-                    for p in (ROOT / "autograder" / a).glob("*.py") if p.name in ASSIGNMENT_DATA]
+        secrets += [unit for a in order[order.index(assignment):]
+                    for p in (ROOT / "autograder" / a).glob("*.py") if p.name in ASSIGNMENT_DATA
+                    for unit in code_units(p.read_text(), given)]
         for other in BUILT:  # every notebook's answers to the tasks of this and later assignments
             if order.index(other) >= order.index(assignment):
                 for cell in _source(other).cells:

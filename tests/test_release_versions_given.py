@@ -73,7 +73,10 @@ def given(tmp_path_factory):
     base = tmp_path_factory.mktemp("given")
     demo = DemoClass(base, ASSIGNMENT, personas=[])
     init_course(demo.course_dir, "demo", demo.exchange)  # `course init` without building the student install
+    # inbound/ as nbgrader's release makes it (02733: nobody lists it), before the release, for
+    # ada's v1 submission; `course serve` refuses a listable one.
     (demo.exchange / "demo" / "inbound").mkdir(parents=True, exist_ok=True)
+    (demo.exchange / "demo" / "inbound").chmod(0o2733)
     today = release_notebook(ASSIGNMENT)
     releases = base / "releases"
     v1 = _release_folder(releases, "v1", _without(blank(ASSIGNMENT), ADDED_CELLS), today.parent / "course_lib")

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import given_lines, hidden_code_lines, leaks, significant_lines
+from conftest import code_units, given_lines, hidden_code_lines, leaks, significant_lines
 from course_lib import tasks
 from course_tools.demo_class import filled_release
 from course_tools.regions import find_regions, library_regions, notebook_region_bodies, stub_line
@@ -125,7 +125,7 @@ def test_no_solution_or_hidden_test_text_is_installed(install):
         for cell in nbformat.read(str(notebook), as_version=4).cells:
             if cell.metadata.get("nbgrader", {}).get("solution"):
                 secrets += [significant_lines(body) - given for body in notebook_region_bodies(cell.source)]
-    hidden = [significant_lines(p.read_text()) - given for p in (ROOT / "autograder").rglob("*.py")]
+    hidden = [unit for p in (ROOT / "autograder").rglob("*.py") for unit in code_units(p.read_text(), given)]
     hidden_lines = set(hidden_code_lines()) - given
     tree = install.wheel.parent / NAME  # the folder the wheel was built from: `pip install <folder>` takes it
     checked = 0

@@ -35,6 +35,8 @@ from sqlalchemy import (Boolean, Column, DateTime, Integer, MetaData, String, Ta
                         create_engine, event, func, select, update)
 from sqlalchemy.exc import IntegrityError
 
+from ..gradebook_tables import create_racing_others
+
 QUEUED, GRADING, DONE, GRADING_ERROR = "queued", "grading", "done", "grading_error"
 NEVER = datetime.datetime(1970, 1, 1)   # the latest claim of a student never claimed: first in turn
 
@@ -151,7 +153,7 @@ class Queue:
         self.engine = _engine(db_url)
         self.postgres = self.engine.dialect.name == "postgresql"
         if create:
-            metadata.create_all(self.engine, checkfirst=True)
+            create_racing_others(lambda: metadata.create_all(self.engine, checkfirst=True))
 
     @classmethod
     def existing(cls, db_url: str) -> "Queue | None":

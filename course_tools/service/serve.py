@@ -58,6 +58,9 @@ class Service:
     def __init__(self, course: Course, workers: int, settings: GradingSettings,
                  rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None):
         self.course, self.workers, self.settings, self.rescan_seconds = course, max(1, workers), settings, rescan_seconds
+        # nbgrader's tables first: a new database gets nbgrader's own creation (its alembic stamp),
+        # and a `course release` run meanwhile finds them made instead of racing to make them.
+        course.create_gradebook()
         self.queue = Queue(course.db_url)
         self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
         self.me = claimant()

@@ -60,18 +60,19 @@ class FolderWatch:
                 service.changed()
 
         with self._lock:
-            target = _nearest_existing(self.folder)
-            if target == self._watched:
-                return
-            if self._watch is not None:
-                self.observer.unschedule(self._watch)
-            arrived = target == self.folder
-            self._watch = self.observer.schedule(_Event(), str(target), recursive=arrived)
-            self._watched = target
-        if arrived:
-            log.info("watching %s", self.folder)
-        else:
-            log.info("%s does not exist yet: watching %s until it does", self.folder, target)
+            # A folder made below the one watched before its watch was in place gives no event
+            # (`mkdir -p` makes exchange/, course/ and inbound/ within microseconds): so look
+            # again once the watch stands, until the nearest existing folder is the one watched.
+            while (target := _nearest_existing(self.folder)) != self._watched:
+                if self._watch is not None:
+                    self.observer.unschedule(self._watch)
+                arrived = target == self.folder
+                self._watch = self.observer.schedule(_Event(), str(target), recursive=arrived)
+                self._watched = target
+                if arrived:
+                    log.info("watching %s", self.folder)
+                else:
+                    log.info("%s does not exist yet: watching %s until it does", self.folder, target)
 
 
 def watch(folder: Path, changed: Callable[[], None]) -> FolderWatch | None:

@@ -1,0 +1,36 @@
+"""Creating the course database's tables when several processes may open a new database at once.
+
+A course's database (the gradebook's ``db_url``) is created by whichever process opens it first:
+``course release`` (nbgrader's Gradebook), the grading service (its queue table), formgrader. Two
+doing it at the same moment both see a table missing and both issue CREATE TABLE; the second
+fails with "table ... already exists" (SQLite) or a duplicate key in pg_type (PostgreSQL). Creation
+is idempotent, so the loser only has to look again: what the winner made is then there."""
+from __future__ import annotations
+
+import time
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+ATTEMPTS = 8
+
+
+def _made_by_another(err: Exception) -> bool:
+    """Whether a database error says that another process created the thing at the same time."""
+    text = str(getattr(err, "orig", err)).lower()
+    return "already exists" in text or ("duplicate key" in text and "pg_type" in text)
+
+
+def create_racing_others(create: Callable[[], T]) -> T:
+    """``create()`` (which creates what is missing, checking first), again after a short wait when
+    another process created the same table between the check and the CREATE."""
+    from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return create()
+        except (OperationalError, ProgrammingError, IntegrityError) as err:
+            if attempt == ATTEMPTS or not _made_by_another(err):
+                raise
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
