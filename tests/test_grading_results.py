@@ -71,6 +71,36 @@ def test_the_release_is_parsed_once_per_version_of_its_file_and_each_reader_gets
     assert len(release.read_release(path).cells) == len(second.cells) and parses.count(str(path)) == 2
 
 
+def test_a_stored_result_is_graded_once_and_a_grading_error_never_stored(tmp_path):
+    """graded_once (route.py), the one "stored result, else grade, then store" of the service, the
+    fan-out and nbgrader's plugin: ``grade`` stands for a launcher and counts its calls."""
+    from course_tools.grading.route import graded_once, stored_result
+    from course_tools.grading.settings import GradingSettings
+
+    store, settings, calls = ResultStore(tmp_path / "store"), GradingSettings(), []
+    notebook = tmp_path / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(filled_release(ASSIGNMENT), str(notebook))
+    answers = [{"assignment": ASSIGNMENT, "tasks": {}, "grading_error": "the grader failed"},
+               {"assignment": ASSIGNMENT, "tasks": {"forward_negate": {"score": 1.0}}}]
+
+    def grade(assignment, path, given):
+        calls.append((assignment, path, given))
+        return answers[len(calls) - 1]
+
+    assert graded_once(store, ASSIGNMENT, notebook, settings, grade, "alice")["grading_error"]
+    key, stored = stored_result(store, ASSIGNMENT, notebook, settings)
+    assert key is not None and stored is None                          # the error was not stored
+    assert store.key_of_student(ASSIGNMENT, "alice") is None       # an error is nobody's result
+    assert graded_once(store, ASSIGNMENT, notebook, settings, grade, "alice") == answers[1]
+    assert graded_once(store, ASSIGNMENT, notebook, settings, grade, "bob") == answers[1]  # stored: not graded
+    assert len(calls) == 2 and calls[0] == (ASSIGNMENT, notebook, settings)
+    assert store.key_of_student(ASSIGNMENT, "alice") == key == store.key_of_student(ASSIGNMENT, "bob")
+    (tmp_path / "not-a-notebook.ipynb").write_text("{ not json")
+    assert graded_once(store, ASSIGNMENT, tmp_path / "not-a-notebook.ipynb", settings,
+                       lambda *_: answers[1]) == answers[1]        # graded, and no key to file it under
+    assert store.clear(ASSIGNMENT) == 1                                # alice's and bob's one result
+
+
 @pytest.mark.parametrize("seconds,percent", [(0, 0), (1, 10), (86400, 10), (86401, 20), (30 * 86400, 100)])
 def test_late_penalty_is_ten_percent_per_started_day(seconds, percent):
     plugin = PercentPerDay()

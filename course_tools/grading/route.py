@@ -16,12 +16,21 @@ Launchers start a process that calls ``grade_one`` and enforce ``time_limit`` on
 
 A grading error (a grader that failed, a process that died or ran past its limit) is reported
 and never stored as a score: ``is_stored_score`` says whether a result may be.
+
+"Stored result, else grade, then store", the same for every caller (the service's worker, the
+fan-out of `course grade`, nbgrader's plugin), each with the settings of the submission
+(``GradingSettings.for_submission``: the version the student was given is part of the key):
+
+    stored_result(store, assignment, notebook, settings)   (key, the result stored under it or None)
+    keep_result(store, assignment, key, result, students)  store a score (never a grading error)
+    graded_once(store, assignment, notebook, settings, grade)  both, around one call of ``grade``
 """
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable, Iterable
 
-from .results import key_of_file
+from .results import ResultStore, key_of_file
 from .settings import GradingSettings
 
 
@@ -80,3 +89,39 @@ def grade_one(assignment: str, notebook: Path, settings: GradingSettings, releas
         if isinstance(err, KeyboardInterrupt):
             raise
         return grading_error(assignment, f"the grader failed on this notebook ({type(err).__name__}: {str(err)[:300]})")
+
+
+def stored_result(store: ResultStore, assignment: str, notebook: Path, settings: GradingSettings,
+                  student: str | None = None) -> tuple[str | None, dict | None]:
+    """(the key a grading of ``notebook`` with ``settings`` is stored under, the result stored
+    under it). The result is None when nothing is stored yet, the key None when the file is not a
+    readable notebook. A stored result found for ``student`` is noted as theirs."""
+    key = result_key(assignment, notebook, settings)
+    result = store.get(assignment, key) if key is not None else None
+    if result is not None and student:
+        store.remember(assignment, student, key)
+    return key, result
+
+
+def keep_result(store: ResultStore, assignment: str, key: str | None, result: dict,
+                students: Iterable[str] = ()) -> bool:
+    """Store ``result`` under ``key`` if it holds scores, and note it as each student's; a grading
+    error (or an unreadable notebook's missing key) is never stored. Whether it was."""
+    if key is None or not is_stored_score(result):
+        return False
+    store.put(assignment, key, result)
+    for student in students:
+        store.remember(assignment, student, key)
+    return True
+
+
+def graded_once(store: ResultStore, assignment: str, notebook: Path, settings: GradingSettings,
+                grade: Callable[[str, Path, GradingSettings], dict], student: str | None = None) -> dict:
+    """The stored result of ``notebook``'s program, else ``grade(assignment, notebook, settings)``
+    (a launcher), stored when it is a score. A grading error comes back and is not stored."""
+    key, result = stored_result(store, assignment, notebook, settings, student)
+    if result is not None:
+        return result
+    result = grade(assignment, notebook, settings)
+    keep_result(store, assignment, key, result, [student] if student else ())
+    return result

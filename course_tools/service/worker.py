@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..course_dir import Course
 from ..grading.results import ResultStore
-from ..grading.route import is_stored_score, result_key, time_limit
+from ..grading.route import is_stored_score, keep_result, stored_result, time_limit
 from ..grading.settings import GradingSettings
 from . import pages
 from .intake import copy_folder, release_notebooks
@@ -106,9 +106,10 @@ class Worker:
         # This student's submission: what the course knows of the release version they were given
         # is part of what it is graded against (target.py).
         settings = self.settings.for_submission(row.student, when)
-        keys = {nb: result_key(row.assignment, path, settings) if path.is_file() else None
-                for nb, path in notebooks.items()}
-        stored = {nb: self.store.get(row.assignment, key) for nb, key in keys.items()}
+        keys, stored = {}, {}
+        for nb, path in notebooks.items():
+            keys[nb], stored[nb] = (stored_result(self.store, row.assignment, path, settings)
+                                    if path.is_file() else (None, None))
         if stored and all(result is not None for result in stored.values()):
             self._graded(row, policy, stored, outcome="reused", counted=False, graded=False)
             return
@@ -143,8 +144,7 @@ class Worker:
                 else:
                     self._grading_error(row, result.get("grading_error") or "no result")
                 return
-            if keys[nb] is not None:
-                self.store.put(row.assignment, keys[nb], result)
+            keep_result(self.store, row.assignment, keys[nb], result)
             results[nb] = result
         self.queue.record_grading(row, _scores(results))
         self._graded(row, policy, results, outcome="graded", counted=True, graded=True)

@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from .pool import grade_many
 from ..results import ResultStore, bundle_fingerprint
-from ..route import is_stored_score, result_key
+from ..route import is_stored_score, keep_result, stored_result
 from .runner import grade_text
 from ..settings import GradingSettings
 
@@ -55,12 +55,11 @@ def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, w
     report = FanoutReport()
     todo: dict[str, list[Job]] = {}
     for job in jobs:
-        key = result_key(job.assignment, job.notebook, job.settings(settings))
+        key, stored = stored_result(store, job.assignment, job.notebook, job.settings(settings), job.student)
         if key is None:
             report.unreadable += 1
-        elif store.get(job.assignment, key) is not None:
+        elif stored is not None:
             report.reused += 1
-            store.remember(job.assignment, job.student, key)
         else:
             todo.setdefault(key, []).append(job)
     if not todo:
@@ -76,10 +75,8 @@ def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, w
             bar.update(1)
             problem = problem or result.get("grading_error") or (None if is_stored_score(result) else "no result")
             if problem is None:
-                store.put(job.assignment, key, result)
+                keep_result(store, job.assignment, key, result, [same.student for same in todo[key]])
                 report.graded += 1
-                for same in todo[key]:
-                    store.remember(same.assignment, same.student, key)
             else:
                 report.failed += [(same, problem) for same in todo[key]]
     finally:

@@ -28,7 +28,7 @@ from course_student.words import plural
 
 from ..results import ResultStore
 from ...submission_times import collected_time
-from ..route import is_stored_score, result_key
+from ..route import graded_once
 from ..launch.runner import grade_in_process
 from ..settings import GradingSettings
 from ...terminal import printable
@@ -97,18 +97,8 @@ class HiddenSuiteGrader(NbGraderPreprocessor):
                 nbformat.write(nb, str(path))
             else:  # this student's submission: the version they were given is part of the target (target.py)
                 settings = settings.for_submission(student, collected_time(path.parent))
-            key = result_key(assignment, path, settings)
-            stored = store.get(assignment, key)
-            if stored is not None:  # graded ahead of time by `course grade` (same program, same suites)
-                if student:
-                    store.remember(assignment, student, key)
-                return stored
-            result = grade_in_process(assignment, path, settings)
-        if key is not None and is_stored_score(result):
-            store.put(assignment, key, result)
-            if student:
-                store.remember(assignment, student, key)
-        return result
+            # Usually stored already: graded ahead of time by `course grade` (same program, same suites).
+            return graded_once(store, assignment, path, settings, grade_in_process, student or None)
 
     def _forget_new_submission(self, db_url, assignment, student) -> None:
         """Remove the gradebook's submission if nbgrader created it for this run (no grade in it
