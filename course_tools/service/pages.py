@@ -29,10 +29,17 @@ STYLE = ("body{font-family:sans-serif;max-width:54em;margin:2em auto;line-height
 NOT_GRADED_YET = "not graded yet: the course staff have been told"
 
 
-def _page(title: str, body: list[str]) -> str:
+# The queue's page reloads itself this often. The course's JupyterLab extension
+# (hub/labextensions/course-feedback-link) fetches the feedback again meanwhile, while the page it
+# opened carries PENDING_MARK, so the page a student opened once turns into the graded one.
+PENDING_RELOAD_SECONDS = 5
+PENDING_MARK = "course-feedback-pending"
+
+
+def _page(title: str, body: list[str], head: str = "") -> str:
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n" + "\n".join(body)
+            f"{head}<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n" + "\n".join(body)
             + "\n</body></html>\n")
 
 
@@ -126,11 +133,21 @@ def mistake_page(assignment: str, submitted_at: datetime.datetime, why: str) -> 
         f"<p>{escape(why)}</p>"])
 
 
-def pending_page(assignment: str, submitted_at: datetime.datetime, ahead: int, seconds: float) -> str:
+def pending_page(assignment: str, submitted_at: datetime.datetime, ahead: int, seconds: float,
+                 course_id: str | None = None) -> str:
+    """The queue's page. With ``course_id`` it reloads itself and names the course and the
+    assignment for the JupyterLab extension, which fetches the feedback again until it is graded."""
     where = "it is next" if ahead == 0 else f"{ahead} ahead of you"
+    head = "" if course_id is None else (
+        f"<meta http-equiv=\"refresh\" content=\"{PENDING_RELOAD_SECONDS}\">"
+        f"<meta name=\"{PENDING_MARK}\" content=\"{escape(course_id)} {escape(assignment)}\">")
+    then = ("Fetch the feedback again in a moment." if course_id is None else
+            f"This page looks again every {PENDING_RELOAD_SECONDS} seconds: opened from the Assignments tab of the "
+            f"course's JupyterLab, it turns into your feedback by itself when the grading ends. Elsewhere, fetch "
+            f"the feedback again in a moment.")
     return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
         f"<p class=\"note\">Your submission is in the grading queue: {escape(where)}, about "
-        f"{escape(_duration(seconds))}. Fetch the feedback again in a moment.</p>"])
+        f"{escape(_duration(seconds))}. {then}</p>"], head)
 
 
 def refused_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:

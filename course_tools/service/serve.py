@@ -131,7 +131,8 @@ class Service:
                 if row.state != QUEUED:
                     continue
                 seconds = (ahead // self.workers + 1) * per_grading
-                page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds)
+                page = pages.pending_page(row.assignment, row.submitted_at, ahead, seconds,
+                                          self.course.course_id or None)
                 if self._pending_shown.get(row.id) == page:
                     continue
                 for name in row.feedback_names.values():

@@ -9,12 +9,69 @@
 // the server's /files/, which the server serves sandboxed (an origin of its own, no cookies, no
 // API) and where the page's MathJax, served by the server itself, typesets it. Nothing is
 // trusted: the HTML viewer's trust setting stays as it is for every other file.
+//
+// Feedback in one round: while the grading service has only its queue page for the submission
+// (a page with <meta name="course-feedback-pending" content="COURSE ASSIGNMENT">, which reloads
+// itself every few seconds), this fetches the feedback again, as the Assignments tab's Fetch
+// Feedback does (nbgrader's POST assignments/fetch_feedback), every FETCH_EVERY_MS until the
+// fetched page is no longer the queue's, for at most FETCH_FOR_MS. The tab it opened then shows
+// the graded page at its next reload: one click on (view feedback) is enough.
 (function () {
   "use strict";
   var FEEDBACK_FOLDER = /(^|\/)feedback\/[^/]+\/?$/;
+  var PENDING = /<meta name="course-feedback-pending" content="([^" ]+) ([^" ]+)">/;
+  var FETCH_EVERY_MS = 5000;
+  var FETCH_FOR_MS = 15 * 60 * 1000;
+  var fetching = {};   // page path -> true while it is fetched again
 
   function filesUrl(baseUrl, path) {
     return baseUrl.replace(/\/?$/, "/") + "files/" + path.split("/").map(encodeURIComponent).join("/");
+  }
+
+  function cookie(name) {
+    var found = document.cookie.match("\\b" + name + "=([^;]*)\\b");
+    return found ? decodeURIComponent(found[1]) : "";
+  }
+
+  // nbgrader's Fetch Feedback, as the Assignments tab sends it (JupyterLab's own requests carry
+  // the same XSRF cookie and token).
+  function fetchFeedback(settings, course, assignment) {
+    var headers = { "Content-Type": "application/json", "X-XSRFToken": cookie("_xsrf") };
+    if (settings.token) {
+      headers.Authorization = "token " + settings.token;
+    }
+    return settings.fetch(settings.baseUrl.replace(/\/?$/, "/") + "assignments/fetch_feedback", {
+      method: "POST", credentials: "same-origin", headers: headers,
+      body: JSON.stringify({ course_id: course, assignment_id: assignment })
+    });
+  }
+
+  function untilGraded(app, path, course, assignment) {
+    if (fetching[path]) {
+      return;
+    }
+    fetching[path] = true;
+    var settings = app.serviceManager.serverSettings;
+    var stopAt = Date.now() + FETCH_FOR_MS;
+    function again() {
+      if (Date.now() > stopAt) {
+        delete fetching[path];
+        return;
+      }
+      fetchFeedback(settings, course, assignment).then(function () {
+        return app.serviceManager.contents.get(path, { content: true, format: "text" });
+      }).then(function (file) {
+        if (PENDING.test(String(file.content || ""))) {
+          window.setTimeout(again, FETCH_EVERY_MS);
+        } else {
+          delete fetching[path];   // the graded page is there: the tab shows it at its next reload
+        }
+      }).catch(function (err) {
+        console.warn("course-feedback-link: fetching the feedback on " + path + " again", err);
+        window.setTimeout(again, FETCH_EVERY_MS);
+      });
+    }
+    window.setTimeout(again, FETCH_EVERY_MS);
   }
 
   var plugin = {
@@ -33,6 +90,12 @@
             return item.type === "file" && /\.html$/.test(item.name);
           }).forEach(function (item) {
             window.open(filesUrl(baseUrl, item.path), "_blank", "noopener");
+            app.serviceManager.contents.get(item.path, { content: true, format: "text" }).then(function (file) {
+              var pending = PENDING.exec(String(file.content || ""));
+              if (pending) {
+                untilGraded(app, item.path, pending[1], pending[2]);
+              }
+            });
           });
         }).catch(function (err) {
           console.warn("course-feedback-link: cannot list " + path, err);
