@@ -40,7 +40,10 @@
     if (settings.token) {
       headers.Authorization = "token " + settings.token;
     }
-    return settings.fetch(settings.baseUrl.replace(/\/?$/, "/") + "assignments/fetch_feedback", {
+    // settings.fetch is window.fetch (or a stand-in): called as a method of settings it would
+    // throw "Illegal invocation".
+    var send = settings.fetch || window.fetch;
+    return send.call(window, settings.baseUrl.replace(/\/?$/, "/") + "assignments/fetch_feedback", {
       method: "POST", credentials: "same-origin", headers: headers,
       body: JSON.stringify({ course_id: course, assignment_id: assignment })
     });
