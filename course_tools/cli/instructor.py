@@ -21,7 +21,7 @@ from course_student.words import plural
 from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
-from ..deadlines import late_window_end
+from ..deadlines import apply_to_gradebook, late_window_end, open_late_windows
 from ..grading.launch.fanout import Job, grade_jobs
 from ..exchange_folders import check_course
 from ..grading.results import BLANK_RELEASE, ResultStore
@@ -105,40 +105,6 @@ def parse_due(text: str) -> datetime.datetime:
         return parse_utc(text)
     except (ValueError, OverflowError) as err:
         raise CourseError(f"cannot read the due date {text!r} ({err}); write it like '2026-12-01 23:59 UTC'") from None
-
-
-# Releasing assignment k hands its students the reference code of every earlier assignment (so
-# one wrong answer never cascades): while an earlier assignment still accepts late work that
-# earns points, that release reveals its solution to whoever has not submitted yet.
-def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
-    """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
-    and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
-    from course_lib.tasks import ASSIGNMENTS
-
-    order = list(ASSIGNMENTS)
-    earlier = order[:order.index(assignment)]
-    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    if not course.gradebook_exists():  # nothing was released yet (and nbgrader's Gradebook would create one)
-        return []
-    with course.gradebook() as gradebook:
-        known = {a.name: a.duedate for a in gradebook.assignments}
-    lines = []
-    for name in earlier:
-        if name not in known:
-            continue
-        due = known[name]
-        end = late_window_end(course, due)
-        if due is None:
-            lines.append(f"{name} has no due date, so its students may still submit: the release of {assignment} "
-                         f"contains the reference solution of {name}")
-        elif end is None:
-            lines.append(f"{name} (due {due:%Y-%m-%d %H:%M} UTC) accepts late work that earns points at any time "
-                         f"under the late policy: the release of {assignment} contains its reference solution")
-        elif end > now:
-            lines.append(f"{name}'s late window is open until {end:%Y-%m-%d %H:%M} UTC (due {due:%Y-%m-%d %H:%M} "
-                         f"plus the late policy's maximum): the release of {assignment} contains the reference "
-                         f"solution of {name}")
-    return lines
 
 
 def release(course: Course, assignment: str, due: str | None, force: bool = False) -> int:
@@ -292,6 +258,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     api = course.api(unsandboxed=settings.unsandboxed, grade_on=version)
     problems = {}
     to_autograde = [student for student in collected if student not in grading_errors]
+    apply_to_gradebook(course, assignment, to_autograde)   # each student's own deadline, for the late penalty
     for student in tqdm(to_autograde, desc="gradebook", unit="student", disable=not progress):
         outcome = api.autograde(assignment, student, force=True, create=True)
         if not outcome.get("success"):
