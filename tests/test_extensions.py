@@ -266,3 +266,15 @@ def test_the_late_penalty_counts_from_the_students_own_deadline(semester):
     apply_to_gradebook(semester, A, ["ada", "ben"])
     with semester.gradebook() as gradebook:
         assert gradebook.find_submission(A, "ada").total_seconds_late == 3 * 86400 + 1
+
+
+def test_status_shows_a_students_own_deadline_where_it_differs(semester, capsys):
+    assert _extend(semester, A, "ada", "--by", "2d") == 0
+    assert _extend(semester, A, "cat", "--by", "0d", "--attempts", "1") == 0   # attempts only: same deadline
+    capsys.readouterr()
+    assert course(["status", A, "--course", str(semester.root)]) == 0
+    out = capsys.readouterr().out
+    assert "own deadline (UTC)" in out
+    ada = next(line for line in out.splitlines() if line.startswith("ada "))
+    assert "no submission yet" in ada and ada.rstrip().endswith("2027-03-22 12:00")
+    assert "ben" not in out and "cat " not in out     # no extension; an extension that keeps the deadline

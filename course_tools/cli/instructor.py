@@ -21,7 +21,7 @@ from course_student.words import plural
 from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
-from ..deadlines import apply_to_gradebook, late_window_end, open_late_windows
+from ..deadlines import apply_to_gradebook, deadlines_of, late_window_end, open_late_windows
 from ..grading.launch.fanout import Job, grade_jobs
 from ..exchange_folders import check_course
 from ..grading.results import BLANK_RELEASE, ResultStore
@@ -161,9 +161,11 @@ def collect(course: Course, assignment: str) -> int:
         _say(f"no submissions of {assignment} in {inbound_folder} yet")
         return 0
     due = _duedate(course, assignment)
+    own = deadlines_of(course, assignment, due)   # students with an extension: their own deadline
     rows = []
     for got in outcome.collected:
-        late = (got.recorded - due).total_seconds() if due else 0
+        mine = own[got.student].due if got.student in own else due
+        late = (got.recorded - mine).total_seconds() if mine else 0
         notes = [got.note] + [f"left out {path}" for path in got.left_out]
         rows.append([got.student, f"{got.recorded:%Y-%m-%d %H:%M:%S}", _late_text(late),
                      "; ".join(n for n in notes if n)])
@@ -484,6 +486,7 @@ def _say_release_order(course: Course, known: dict) -> None:
 def _status_of(course: Course, assignment: str, due) -> int:
     collected = course.submitted_students(assignment)
     waiting = _uncollected(course, assignment, set(collected))
+    own = {s: f"{d.due:%Y-%m-%d %H:%M}" for s, d in deadlines_of(course, assignment, due).items() if d.differs}
     rows = []
     for row in grade_rows(course, assignment, collected):
         has_feedback = any((course.folder("feedback") / row["student"] / assignment).glob("*.html"))
@@ -493,11 +496,15 @@ def _status_of(course: Course, assignment: str, due) -> int:
     rows += [[student, "submitted, not collected", "-", "", "", ""] for student in waiting]
     rows += [[r.student, f"REFUSED at collect: {r.folder}: {r.reason}", "-", "", "", ""]
              for r in inbound.load_refusals(course.root, assignment)]
+    listed = {row[0] for row in rows}
+    rows += [[student, "no submission yet", "-", "", "", ""] for student in sorted(own) if student not in listed]
+    rows = [row + [own.get(row[0], "")] for row in rows]   # the student's own deadline, where it differs
     _say(f"{assignment}: due {due:%Y-%m-%d %H:%M} UTC" if due else f"{assignment}: no due date")
     latest = release_versions.latest(course.root, assignment)
     if latest is not None:
         _say(f"released version {latest.label} (recorded {latest.manifest['recorded']})")
-    _say(format_table(["student", "state", "final", "late", "feedback", "version"], rows, right={2}) if rows
+    _say(format_table(["student", "state", "final", "late", "feedback", "version", "own deadline (UTC)"], rows,
+                      right={2}) if rows
          else "no submissions yet")
     _say_service_queue(course, assignment)
     return 0
