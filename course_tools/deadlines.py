@@ -1,13 +1,21 @@
-"""A course's deadlines beyond the due date: when late work stops earning points under the late
-policy of the course folder's nbgrader_config.py. Used by `course release` (does releasing the
-next assignment reveal a solution still worth points?) and the grading service (when it stops
-grading an assignment); both sit above this module, which imports neither.
+"""A student's deadlines: the due date, their own extension (extensions.py), and when late work
+stops earning points under the late policy of the course folder's nbgrader_config.py.
+
+``deadline_of`` is the one answer to "what is this student's deadline for this assignment, and how
+many extra graded attempts a day": `course release` (does releasing the next assignment reveal a
+solution still worth points to someone?), the grading service (its late window and attempts per
+day), `course grade` (the late penalty, through nbgrader's per-submission extension) and `course
+status` ask it. They sit above this module, which imports none of them.
 """
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 
 from .course_dir import Course
+from .extensions import Extensions, Grant, grant_in_force
+
+_GRADEBOOK = object()   # deadline_of's default: read the due date from the gradebook
 
 
 def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.datetime | None:
@@ -25,3 +33,117 @@ def late_window_end(course: Course, due: datetime.datetime | None) -> datetime.d
     if course._setting("LateSubmissionPlugin", "penalty_method", "none") == "zero":
         return due  # any lateness scores zero
     return None     # nbgrader's default: late work keeps its points
+
+
+@dataclass(frozen=True)
+class StudentDeadline:
+    due: datetime.datetime | None              # this student's deadline (naive UTC); None: no due date
+    extended: bool                             # an extension is in force (due is its deadline)
+    extra_attempts: int                        # graded attempts a day on top of the service's policy
+    late_window_end: datetime.datetime | None  # late work earns points until then; None: never stops
+    original_due: datetime.datetime | None     # the assignment's due date in the gradebook
+
+    @property
+    def differs(self) -> bool:
+        return self.extended and self.due != self.original_due
+
+
+def deadline_of(course: Course, assignment: str, student: str, due=_GRADEBOOK,
+                grant: Grant | None | object = _GRADEBOOK) -> StudentDeadline:
+    """``student``'s deadline for ``assignment``: the assignment's due date in the gradebook (or
+    ``due``, when the caller has read it), moved by the extension in force (or ``grant``, when the
+    caller has read the grants), with the late policy's window counted from the student's own
+    deadline."""
+    if due is _GRADEBOOK:
+        due = _due_in_gradebook(course, assignment)
+    if grant is _GRADEBOOK:
+        grant = grant_in_force(course, assignment, student)
+    own = grant.until if grant is not None else due
+    return StudentDeadline(due=own, extended=grant is not None,
+                           extra_attempts=grant.extra_attempts if grant is not None else 0,
+                           late_window_end=late_window_end(course, own), original_due=due)
+
+
+def deadlines_of(course: Course, assignment: str, due=_GRADEBOOK) -> dict[str, StudentDeadline]:
+    """deadline_of for every student with an extension in force on ``assignment`` (the others have
+    the assignment's own deadline), by student."""
+    if due is _GRADEBOOK:
+        due = _due_in_gradebook(course, assignment)
+    store = Extensions.of(course)
+    if store is None:
+        return {}
+    try:
+        grants = store.in_force(assignment)
+    finally:
+        store.close()
+    return {g.student: deadline_of(course, assignment, g.student, due=due, grant=g) for g in grants}
+
+
+def _due_in_gradebook(course: Course, assignment: str) -> datetime.datetime | None:
+    from nbgrader.api import MissingEntry
+
+    if not course.gradebook_exists():
+        return None
+    try:
+        with course.gradebook() as gradebook:
+            return gradebook.find_assignment(assignment).duedate
+    except MissingEntry:
+        return None
+
+
+def apply_to_gradebook(course: Course, assignment: str, students: list[str]) -> None:
+    """Put each student's own deadline into the gradebook as nbgrader's per-submission extension
+    (the difference to the assignment's due date; none without an extension), so that nbgrader's
+    late penalty (autograde's LateSubmissionPlugin, formgrader, export) counts lateness from it.
+    A revoked extension is removed here, at the next `course grade`."""
+    due = _due_in_gradebook(course, assignment)
+    own = deadlines_of(course, assignment, due)
+    with course.gradebook() as gradebook:
+        for student in students:
+            submission = gradebook.update_or_create_submission(assignment, student)
+            mine = own.get(student)
+            extension = mine.due - due if mine is not None and due is not None and mine.due is not None else None
+            if submission.extension != extension:
+                submission.extension = extension
+                gradebook.db.commit()
+
+
+# Releasing assignment k hands its students the reference code of every earlier assignment (so
+# one wrong answer never cascades): while an earlier assignment still accepts late work that
+# earns points from anyone (an extended student included), that release reveals its solution.
+def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
+    """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
+    and still accepts late work that earns points, and one per extended student who can still earn
+    points on it: releasing ``assignment`` would reveal its solution."""
+    from course_lib.tasks import ASSIGNMENTS
+
+    order = list(ASSIGNMENTS)
+    earlier = order[:order.index(assignment)]
+    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    if not course.gradebook_exists():  # nothing was released yet (and nbgrader's Gradebook would create one)
+        return []
+    with course.gradebook() as gradebook:
+        known = {a.name: a.duedate for a in gradebook.assignments}
+    lines = []
+    for name in earlier:
+        if name not in known:
+            continue
+        due = known[name]
+        end = late_window_end(course, due)
+        if due is None:
+            lines.append(f"{name} has no due date, so its students may still submit: the release of {assignment} "
+                         f"contains the reference solution of {name}")
+        elif end is None:
+            lines.append(f"{name} (due {due:%Y-%m-%d %H:%M} UTC) accepts late work that earns points at any time "
+                         f"under the late policy: the release of {assignment} contains its reference solution")
+        elif end > now:
+            lines.append(f"{name}'s late window is open until {end:%Y-%m-%d %H:%M} UTC (due {due:%Y-%m-%d %H:%M} "
+                         f"plus the late policy's maximum): the release of {assignment} contains the reference "
+                         f"solution of {name}")
+        else:
+            for student, mine in sorted(deadlines_of(course, name, due).items()):
+                if mine.late_window_end is not None and mine.late_window_end > now:
+                    lines.append(f"{student} has an extension on {name} (deadline {mine.due:%Y-%m-%d %H:%M} UTC) "
+                                 f"and can earn points on it until {mine.late_window_end:%Y-%m-%d %H:%M} UTC: the "
+                                 f"release of {assignment} contains the reference solution of {name}")
+    return lines

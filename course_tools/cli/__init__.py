@@ -1,6 +1,6 @@
 """`course`: the course's one command-line tool (installed with the package).
 
-    instructor   course init | build | student-package | release | collect | grade | serve | feedback | export | status
+    instructor   course init | build | student-package | release | extend | extensions | collect | grade | serve | feedback | export | status
     student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
     developers   course mutants   (course_tools/mutation: mutation testing of the hidden suites)
@@ -21,7 +21,7 @@ from course_student.cli import EPILOG, fail
 
 from ..course_dir import CourseError, find_course
 from ..terminal import printable
-from . import instructor
+from . import extend, instructor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="release even though an earlier assignment still accepts late work that earns points "
                           "(this release contains that assignment's reference solution), or though it makes a new "
                           "version of a release students may hold (it says first what changes for them)")
+
+    extend.add_commands(command)
 
     sub = command("collect", "collect submissions from the exchange into submitted/")
     sub.add_argument("assignment")
@@ -187,6 +189,10 @@ def _run(args) -> int:
     course = find_course(args.course)
     if name == "release":
         return instructor.release(course, args.assignment, args.due, args.force)
+    if name == "extend":
+        return extend.extend(course, args)
+    if name == "extensions":
+        return extend.extensions(course, args.assignment, args.history)
     if name == "collect":
         return instructor.collect(course, args.assignment)
     if name == "grade":

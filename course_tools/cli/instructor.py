@@ -21,7 +21,7 @@ from course_student.words import plural
 from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
-from ..deadlines import late_window_end
+from ..deadlines import apply_to_gradebook, deadlines_of, late_window_end, open_late_windows
 from ..grading.launch.fanout import Job, grade_jobs
 from ..exchange_folders import check_course
 from ..grading.results import BLANK_RELEASE, ResultStore
@@ -107,40 +107,6 @@ def parse_due(text: str) -> datetime.datetime:
         raise CourseError(f"cannot read the due date {text!r} ({err}); write it like '2026-12-01 23:59 UTC'") from None
 
 
-# Releasing assignment k hands its students the reference code of every earlier assignment (so
-# one wrong answer never cascades): while an earlier assignment still accepts late work that
-# earns points, that release reveals its solution to whoever has not submitted yet.
-def open_late_windows(course: Course, assignment: str, now: datetime.datetime | None = None) -> list[str]:
-    """One line per assignment before ``assignment`` (in the course's order) that is in the gradebook
-    and still accepts late work that earns points: releasing ``assignment`` would reveal its solution."""
-    from course_lib.tasks import ASSIGNMENTS
-
-    order = list(ASSIGNMENTS)
-    earlier = order[:order.index(assignment)]
-    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    if not course.gradebook_exists():  # nothing was released yet (and nbgrader's Gradebook would create one)
-        return []
-    with course.gradebook() as gradebook:
-        known = {a.name: a.duedate for a in gradebook.assignments}
-    lines = []
-    for name in earlier:
-        if name not in known:
-            continue
-        due = known[name]
-        end = late_window_end(course, due)
-        if due is None:
-            lines.append(f"{name} has no due date, so its students may still submit: the release of {assignment} "
-                         f"contains the reference solution of {name}")
-        elif end is None:
-            lines.append(f"{name} (due {due:%Y-%m-%d %H:%M} UTC) accepts late work that earns points at any time "
-                         f"under the late policy: the release of {assignment} contains its reference solution")
-        elif end > now:
-            lines.append(f"{name}'s late window is open until {end:%Y-%m-%d %H:%M} UTC (due {due:%Y-%m-%d %H:%M} "
-                         f"plus the late policy's maximum): the release of {assignment} contains the reference "
-                         f"solution of {name}")
-    return lines
-
-
 def release(course: Course, assignment: str, due: str | None, force: bool = False) -> int:
     check_assignment(assignment)
     ensure_exchange(course.exchange)
@@ -195,9 +161,11 @@ def collect(course: Course, assignment: str) -> int:
         _say(f"no submissions of {assignment} in {inbound_folder} yet")
         return 0
     due = _duedate(course, assignment)
+    own = deadlines_of(course, assignment, due)   # students with an extension: their own deadline
     rows = []
     for got in outcome.collected:
-        late = (got.recorded - due).total_seconds() if due else 0
+        mine = own[got.student].due if got.student in own else due
+        late = (got.recorded - mine).total_seconds() if mine else 0
         notes = [got.note] + [f"left out {path}" for path in got.left_out]
         rows.append([got.student, f"{got.recorded:%Y-%m-%d %H:%M:%S}", _late_text(late),
                      "; ".join(n for n in notes if n)])
@@ -292,6 +260,7 @@ def grade(course: Course, assignment: str, students: list[str] | None, workers: 
     api = course.api(unsandboxed=settings.unsandboxed, grade_on=version)
     problems = {}
     to_autograde = [student for student in collected if student not in grading_errors]
+    apply_to_gradebook(course, assignment, to_autograde)   # each student's own deadline, for the late penalty
     for student in tqdm(to_autograde, desc="gradebook", unit="student", disable=not progress):
         outcome = api.autograde(assignment, student, force=True, create=True)
         if not outcome.get("success"):
@@ -517,6 +486,7 @@ def _say_release_order(course: Course, known: dict) -> None:
 def _status_of(course: Course, assignment: str, due) -> int:
     collected = course.submitted_students(assignment)
     waiting = _uncollected(course, assignment, set(collected))
+    own = {s: f"{d.due:%Y-%m-%d %H:%M}" for s, d in deadlines_of(course, assignment, due).items() if d.differs}
     rows = []
     for row in grade_rows(course, assignment, collected):
         has_feedback = any((course.folder("feedback") / row["student"] / assignment).glob("*.html"))
@@ -526,11 +496,15 @@ def _status_of(course: Course, assignment: str, due) -> int:
     rows += [[student, "submitted, not collected", "-", "", "", ""] for student in waiting]
     rows += [[r.student, f"REFUSED at collect: {r.folder}: {r.reason}", "-", "", "", ""]
              for r in inbound.load_refusals(course.root, assignment)]
+    listed = {row[0] for row in rows}
+    rows += [[student, "no submission yet", "-", "", "", ""] for student in sorted(own) if student not in listed]
+    rows = [row + [own.get(row[0], "")] for row in rows]   # the student's own deadline, where it differs
     _say(f"{assignment}: due {due:%Y-%m-%d %H:%M} UTC" if due else f"{assignment}: no due date")
     latest = release_versions.latest(course.root, assignment)
     if latest is not None:
         _say(f"released version {latest.label} (recorded {latest.manifest['recorded']})")
-    _say(format_table(["student", "state", "final", "late", "feedback", "version"], rows, right={2}) if rows
+    _say(format_table(["student", "state", "final", "late", "feedback", "version", "own deadline (UTC)"], rows,
+                      right={2}) if rows
          else "no submissions yet")
     _say_service_queue(course, assignment)
     return 0

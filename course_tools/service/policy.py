@@ -19,18 +19,20 @@ A submission that finds ``max_queued`` of its student's submissions of that assi
 is not queued: it is kept for the final grading and its page says so (one student's copies
 cannot fill the queue; claims take students in turn, queue.py). Submissions past the daily limit are kept (the final grading takes the latest) and their page
 says when the next graded attempt is possible. Late work follows the course's late policy:
-once the late window is over (no late submission can earn points, cli/instructor.py's
-late_window_end), the service grades that assignment no more.
+once the late window is over (no late submission can earn points, deadlines.py's
+late_window_end), the service grades that assignment no more. A student with an extension
+(`course extend`) has their own deadline, late window and extra attempts a day
+(``Policy.for_student``, from deadlines.deadline_of).
 """
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from course_student.words import noun
 
 from ..course_dir import Course, CourseError
-from ..deadlines import late_window_end
+from ..deadlines import StudentDeadline, deadlines_of, late_window_end
 
 FEEDBACK_MODES = ("checks", "scores", "none")
 DEFAULT_FEEDBACK = "checks"
@@ -47,6 +49,16 @@ class Policy:
     max_queued: int = DEFAULT_MAX_QUEUED
     due: datetime.datetime | None = None            # naive UTC, from the gradebook
     closes: datetime.datetime | None = None         # the end of the late window; None: never
+    extended: dict[str, StudentDeadline] = field(default_factory=dict)   # students with an extension in force
+
+    def for_student(self, student: str) -> "Policy":
+        """This policy as it applies to ``student``: their own deadline and late window, and the
+        extension's extra graded attempts a day (deadlines.deadline_of)."""
+        own = self.extended.get(student)
+        if own is None:
+            return self
+        return replace(self, due=own.due, closes=own.late_window_end,
+                       attempts_per_day=self.attempts_per_day + own.extra_attempts, extended={})
 
     def closed(self, submitted_at: datetime.datetime) -> bool:
         """Whether a submission at ``submitted_at`` came after the late window (no service grading)."""
@@ -94,4 +106,4 @@ def policy_of(course: Course, assignment: str, due: datetime.datetime | None) ->
     return Policy(feedback=values.get("feedback", DEFAULT_FEEDBACK),
                   attempts_per_day=values.get("attempts_per_day", DEFAULT_ATTEMPTS_PER_DAY),
                   max_queued=values.get("max_queued", DEFAULT_MAX_QUEUED),
-                  due=due, closes=late_window_end(course, due))
+                  due=due, closes=late_window_end(course, due), extended=deadlines_of(course, assignment, due))

@@ -89,7 +89,7 @@ class Worker:
 
     # ------------------------------------------------------------------ one row
     def handle(self, row: Row) -> None:
-        policy: Policy = self.policy_of(row.assignment)
+        policy: Policy = self.policy_of(row.assignment).for_student(row.student)
         when = row.submitted_at
         if policy.closed(when):
             self._receipt(row, "closed", f"The late window of {row.assignment} ended at "
