@@ -96,13 +96,24 @@ def apply_to_gradebook(course: Course, assignment: str, students: list[str]) -> 
     (the difference to the assignment's due date; none without an extension), so that nbgrader's
     late penalty (autograde's LateSubmissionPlugin, formgrader, export) counts lateness from it.
     A revoked extension is removed here, at the next `course grade`."""
+    from nbgrader.api import MissingEntry
+
     due = _due_in_gradebook(course, assignment)
     own = deadlines_of(course, assignment, due)
     with course.gradebook() as gradebook:
         for student in students:
-            submission = gradebook.update_or_create_submission(assignment, student)
             mine = own.get(student)
             extension = mine.due - due if mine is not None and due is not None and mine.due is not None else None
+            if extension is None:
+                # No extension: only an earlier one (revoked since) is cleared. A student nbgrader
+                # has not met yet gets no row here: autograde adds them, as it always has.
+                try:
+                    submission = gradebook.find_submission(assignment, student)
+                except MissingEntry:
+                    continue
+            else:
+                gradebook.update_or_create_student(student)
+                submission = gradebook.update_or_create_submission(assignment, student)
             if submission.extension != extension:
                 submission.extension = extension
                 gradebook.db.commit()
