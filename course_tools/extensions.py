@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Text, create_engine, select
 
 from .course_dir import Course, CourseError
-from .gradebook_tables import create_racing_others
+from .gradebook_tables import create_racing_others, utcnow
 
 metadata = MetaData()
 grants = Table(
@@ -36,10 +36,6 @@ grants = Table(
     Column("granted_by", String(128), nullable=False),      # the Unix account that ran `course extend`
     Column("granted_at", DateTime, nullable=False),         # naive UTC
 )
-
-
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)

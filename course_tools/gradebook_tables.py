@@ -7,12 +7,18 @@ fails with "table ... already exists" (SQLite) or a duplicate key in pg_type (Po
 is idempotent, so the loser only has to look again: what the winner made is then there."""
 from __future__ import annotations
 
+import datetime
 import time
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
 
 ATTEMPTS = 8
+
+
+def utcnow() -> datetime.datetime:
+    """Now, as the course's database keeps times: naive UTC, as nbgrader's gradebook does."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _made_by_another(err: Exception) -> bool:

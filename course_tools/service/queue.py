@@ -35,7 +35,7 @@ from sqlalchemy import (Boolean, Column, DateTime, Integer, MetaData, String, Ta
                         create_engine, event, func, select, update)
 from sqlalchemy.exc import IntegrityError
 
-from ..gradebook_tables import create_racing_others
+from ..gradebook_tables import create_racing_others, utcnow
 
 QUEUED, GRADING, DONE, GRADING_ERROR = "queued", "grading", "done", "grading_error"
 NEVER = datetime.datetime(1970, 1, 1)   # the latest claim of a student never claimed: first in turn
@@ -65,10 +65,6 @@ submissions = Table(
     Column("error", Text),
     UniqueConstraint("folder", name="course_grading_queue_folder"),
 )
-
-
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _started(pid: int) -> str | None:
