@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .course_dir import Course
-from .extensions import Extensions, Grant, grant_in_force
+
+if TYPE_CHECKING:
+    from .extensions import Grant
 
 _GRADEBOOK = object()   # deadline_of's default: read the due date from the gradebook
 
@@ -57,6 +60,8 @@ def deadline_of(course: Course, assignment: str, student: str, due=_GRADEBOOK,
     if due is _GRADEBOOK:
         due = _due_in_gradebook(course, assignment)
     if grant is _GRADEBOOK:
+        from .extensions import grant_in_force  # sqlalchemy: not before a command runs (test_cli_startup)
+
         grant = grant_in_force(course, assignment, student)
     own = grant.until if grant is not None else due
     return StudentDeadline(due=own, extended=grant is not None,
@@ -69,6 +74,8 @@ def deadlines_of(course: Course, assignment: str, due=_GRADEBOOK) -> dict[str, S
     the assignment's own deadline), by student."""
     if due is _GRADEBOOK:
         due = _due_in_gradebook(course, assignment)
+    from .extensions import Extensions
+
     store = Extensions.of(course)
     if store is None:
         return {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from course_student.words import plural
 
 from ..course_dir import Course, CourseError
-from ..extensions import Extensions, grant, revoke
 from ..table import format_table
 from ..terminal import printable
 
@@ -41,6 +40,8 @@ def add_commands(command) -> None:
 
 
 def extend(course: Course, args) -> int:
+    from ..extensions import grant, revoke  # sqlalchemy: imported when the command runs (test_cli_startup)
+
     names = list(args.names)
     if args.all:
         assignments, students = None, names
@@ -71,6 +72,8 @@ def extensions(course: Course, assignment: str | None, history: bool) -> int:
         from course_student.errors import check_assignment
 
         check_assignment(assignment)
+    from ..extensions import Extensions
+
     store = Extensions.of(course)
     rows = [] if store is None else (store.history(assignment) if history else store.in_force(assignment))
     if store is not None:
