@@ -94,12 +94,13 @@ def test_the_reference_code_is_nowhere_the_worker_can_reach(tmp_path):
 
 def test_the_worker_cannot_run_lent_source_code():
     """The "source" kind of substitute is gone from the worker: nothing can lend code again."""
-    from course_tools.grading.sandbox.worker import scenarios
+    from course_tools.grading.sandbox.worker import substitutes
 
-    text = (ROOT / "course_tools" / "grading" / "sandbox" / "worker" / "scenarios.py").read_text()
-    assert "exec(" not in text and "compile(" not in text
+    for name in ("scenarios.py", "substitutes.py"):
+        text = (ROOT / "course_tools" / "grading" / "sandbox" / "worker" / name).read_text()
+        assert "exec(" not in text and "compile(" not in text
     with pytest.raises(ValueError, match="unknown substitute kind"):
-        scenarios._substitute({"kind": "source", "code": "def f(): pass", "name": "f"})
+        substitutes._substitute({"kind": "source", "code": "def f(): pass", "name": "f"})
 
 
 def test_scenarios_import_only_the_modules_of_their_one_allow_list(monkeypatch):
@@ -107,14 +108,14 @@ def test_scenarios_import_only_the_modules_of_their_one_allow_list(monkeypatch):
     importable that way, and that list is the one the check reads (it once hard-coded its own)."""
     from course_tools.grading.sandbox.worker import scenarios
 
-    assert scenarios._module("course_lib.ops").__name__ == "course_lib.ops"
+    assert scenarios.allowed_module("course_lib.ops").__name__ == "course_lib.ops"
     for name in ("os", "course_lib_evil", "subprocess"):
         with pytest.raises(PermissionError, match="not available to scenarios"):
-            scenarios._module(name)
+            scenarios.allowed_module(name)
     monkeypatch.setattr(scenarios, "ALLOWED_MODULES", ("json",))
-    assert scenarios._module("json").__name__ == "json"
+    assert scenarios.allowed_module("json").__name__ == "json"
     with pytest.raises(PermissionError):
-        scenarios._module("course_lib")
+        scenarios.allowed_module("course_lib")
 
 
 # ------------------------------------------------------------------------------ size

@@ -31,7 +31,7 @@ def _tests_of(path: Path) -> frozenset[str]:
 
 def missing(text: str) -> list[str]:
     """The citations in ``text`` that name no existing test, each with why."""
-    fixtures = "".join(p.read_text() for p in sorted((ROOT / "tests" / "fixtures").glob("*.py")))
+    fixtures = "".join(p.read_text() for p in sorted((ROOT / "tests" / "fixtures").rglob("*.py")))
     out = []
     for file, name, case in citations(text):
         path = ROOT / file

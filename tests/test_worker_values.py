@@ -237,6 +237,30 @@ def _write(tmp_path, nb):
     return path
 
 
+# ------------------------------------------------------------------------------ arguments read back
+def test_the_arrays_a_function_was_given_must_come_back_as_the_grader_sent_them():
+    """session/handed.py: which arrays each scenario hands over, in the worker's order, and the
+    comparison of what the worker read back after the call with what the grader sent."""
+    from course_tools.grading.session.handed import check_unchanged, handed_arrays
+
+    k, x, g = np.arange(8.0).reshape(2, 2, 2), np.ones((2, 3)), np.zeros((2, 3))
+    call = handed_arrays("call", ["student:f", [k, 3, "same"], {}, False, None], {})
+    assert [label for label, _ in call] == ["its argument 0"]
+    assert [label for label, _ in handed_arrays("gradient", ["Conv", {}, [x, k], g], {"output": g})] == [
+        "its input 0", "its input 1", "out_grad", "the node's value (the forward's output)"]
+    assert [label for label, _ in handed_arrays("call", ["m:f", [x], {}, True, g], {})] == ["its argument 0", "out_grad"]
+    assert handed_arrays("variable", ["name"], {}) is None
+    check_unchanged("f", call, [k.copy()])
+    nan = np.array([np.nan, -0.0, 1.0])
+    check_unchanged("f", [("x", nan)], [np.array([np.nan, 0.0, 1.0], dtype=np.float32)])  # NaN is NaN, -0.0 is 0
+    for after, message in [([k[:, :, ::-1].copy()], "changed its argument 0 \\(shape \\(2, 2, 2\\)\\) in place"),
+                           ([k.reshape(4, 2)], "changed its argument 0"), ([None], "changed its argument 0"),
+                           ([np.array(["0"] * 8).reshape(2, 2, 2)], "changed its argument 0"),
+                           ([], "could not be read back"), (None, "could not be read back")]:
+        with pytest.raises(StudentError, match=message):
+            check_unchanged("f", call, after)
+
+
 # ------------------------------------------------------------------------------ hostile submissions
 @pytest.mark.parametrize("case", [pytest.param(c, id=f"{c['assignment']}-{c['name']}") for c in HOSTILE_VALUES])
 def test_a_hostile_value_costs_only_its_own_task(tmp_path, case):

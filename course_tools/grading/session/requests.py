@@ -1,6 +1,6 @@
 """A session's requests: send one scenario to the worker, answer the grader-provided functions
-it calls meanwhile (bounded in size, time and number), and compare the strided views it was
-given with the fresh arrays.
+it calls meanwhile (bounded in size, time and number), compare the strided views it was given
+with the fresh arrays, and the arrays it handed to the student's code with what was sent (handed.py).
 
 A mixin of StudentSession (session.py): it starts the worker when needed (process.py) and charges
 each request to the current task's budget (budget.py).
@@ -20,6 +20,7 @@ from ..diagnosis.diagnosis import Call
 from ..sandbox.worker.protocol import GraderFunction, StridedView, ValueRefused
 from .channel import ChannelClosed, ChannelTimeout
 from .errors import GradingError, StudentError, WorkerTimeout
+from .handed import check_unchanged, handed_arrays
 
 MAX_CRASHES_PER_TASK = 3
 MAX_CALLBACKS = 20000  # messages of one request to grader-provided functions: calls, and values sent back
@@ -114,6 +115,9 @@ class Requests:
             if cut_short and time.monotonic() - sent >= limit - 0.5:
                 raise self._out_of_time()  # the worker's own alarm, set to what the budget had left
             raise StudentError(str(reply.get("error", "failed"))[:1500])
+        named = handed_arrays(scenario, list(args), options)
+        if named is not None:
+            check_unchanged(what, named, reply.get("inputs_after"))
         if with_views and message.get("view_args") is not None:
             self._compare_views(what, reply, layouts)
         return reply.get("value")

@@ -149,10 +149,19 @@ def run_cells(cells: list[dict], ns: dict, cell_timeout: int) -> list[dict]:
     return report
 
 
-def _run(scenario, ns, args, options):
+def _run(scenario, ns, args, options) -> dict:
+    """The scenario's value, and the arrays it handed to the student's code as read back after
+    (handed.py; only for the scenarios that hand any)."""
+    from . import handed  # imported with the scenarios, after the worker's start (see main)
+
+    handed.take()
     value = scenario(ns, *args, **options)
-    protocol.encode(value)  # refuses here, as this call's failure, what cannot cross
-    return value
+    answer = {"value": value}
+    inputs_after = handed.take()
+    if inputs_after is not None:
+        answer["inputs_after"] = inputs_after
+    protocol.encode(answer)  # refuses here, as this call's failure, what cannot cross
+    return answer
 
 
 def serve(ns: dict, scenarios: dict, substituted) -> None:
@@ -170,11 +179,10 @@ def serve(ns: dict, scenarios: dict, substituted) -> None:
         _start_timer(timeout)
         try:
             with substituted(substitutes, ns):
-                reply = {"type": "reply", "id": rid, "ok": True,
-                         "value": _run(scenario, ns, request["args"], options)}
+                reply = {"type": "reply", "id": rid, "ok": True, **_run(scenario, ns, request["args"], options)}
                 if request.get("view_args") is not None:
                     try:
-                        reply["view"] = {"ok": True, "value": _run(scenario, ns, request["view_args"], options)}
+                        reply["view"] = {"ok": True, **_run(scenario, ns, request["view_args"], options)}
                     except CellTimeout:
                         raise
                     except BaseException as err:  # noqa: BLE001 - the student's code, on a view
@@ -208,7 +216,8 @@ def main(argv: list[str]) -> int:
     # Everything the grader's side needs, imported before any student code runs.
     import numpy  # noqa: F401
     import course_lib  # noqa: F401  (the release's student-facing copy, in job_dir)
-    from .scenarios import SCENARIOS, substituted
+    from .scenarios import SCENARIOS
+    from .substitutes import substituted
 
     job = json.loads((job_dir / "job.json").read_text())
     send({"type": "ready", "uid": os.getuid(), "course_lib": str(Path(course_lib.__file__).parent)})

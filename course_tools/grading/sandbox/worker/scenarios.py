@@ -12,27 +12,26 @@ Inputs may arrive as ``StridedView``s (protocol.py): the grader presents the sam
 non-compact views (transposed, strided with an offset, reversed), the way the library and the
 later notebooks hand arrays to ops.
 
-Any request may carry ``substitutes`` (applied around the scenario by main.serve):
-{"module:Class.attr" | "student:name": {"kind": ..., "function": GraderCall}}, pieces of
-course_lib or of the notebook replaced, for this one call, by functions that run in the grader,
-so that a task's check does not depend on another task of the same notebook.
+Any request may carry ``substitutes`` (substitutes.py, applied around the scenario by
+main.serve): pieces of course_lib or of the notebook replaced, for this one call, by functions
+that run in the grader. Values cross in and out through values.py.
 """
 from __future__ import annotations
 
-import contextlib
 import importlib
 
 import numpy as np
 
 from . import timer
-from .protocol import MAX_DEPTH, StridedView
+from .handed import hand, read_back
+from .protocol import StridedView
+from .values import host, nd_array, plain, tensor, to_numpy
 
 ALLOWED_MODULES = ("course_lib",)
-PLAIN = (bool, int, float, str, type(None))
 
 
 # ------------------------------------------------------------------------------- names
-def _module(name: str):
+def allowed_module(name: str):
     if not any(name == allowed or name.startswith(allowed + ".") for allowed in ALLOWED_MODULES):
         raise PermissionError(f"module {name!r} is not available to scenarios")
     return importlib.import_module(name)
@@ -45,183 +44,10 @@ def resolve(ns: dict, target: str):
         if name not in ns:
             raise NameError(f"the notebook does not define {name!r}")
         return ns[name]
-    obj = _module(module)
+    obj = allowed_module(module)
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-# ------------------------------------------------------------------------------- values in
-def host(value) -> np.ndarray:
-    """A NumPy array (a view, for a StridedView) of an input value."""
-    if isinstance(value, StridedView):
-        buffer, itemsize = value.buffer.reshape(-1), value.buffer.itemsize
-        if buffer.size == 0:
-            return np.empty(value.shape, dtype=buffer.dtype)
-        return np.lib.stride_tricks.as_strided(buffer[value.offset:], shape=value.shape,
-                                               strides=tuple(s * itemsize for s in value.strides))
-    return value
-
-
-def nd_array(value):
-    """An NDArray of an input value: a compact copy, or a strided view for a StridedView."""
-    from course_lib import nd
-
-    if isinstance(value, StridedView):
-        return nd.NDArray.make(value.shape, strides=value.strides, handle=np.array(value.buffer.reshape(-1)),
-                               offset=value.offset, device=nd.cpu())
-    return nd.array(value, dtype=str(value.dtype))
-
-
-def tensor(value, requires_grad: bool = True):
-    from course_lib import nd
-    from course_lib.autograd import Tensor
-
-    data = nd_array(value)
-    return Tensor.make_const(data, requires_grad=requires_grad and data.dtype in nd.SUPPORTED_FLOAT_DTYPES)
-
-
-# ------------------------------------------------------------------------------- values out
-def to_numpy(value, what: str) -> np.ndarray:
-    """What the student's code returned, as a NumPy array: course_lib's one conversion
-    (course_lib.host), accepting only course_lib's arrays and NumPy arrays."""
-    from course_lib.host import to_numpy as host_to_numpy
-
-    return host_to_numpy(value, what, arrays_only=True)
-
-
-def plain(value, where: str, depth: int = 0):
-    """Numbers, strings, arrays, lists and dicts of them, as they may cross to the grader (nested
-    at most protocol.MAX_DEPTH levels: a deeper value is refused here, saying so)."""
-    if isinstance(value, PLAIN):
-        return value
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
-    if type(value) is np.ndarray:
-        return value
-    if isinstance(value, (list, tuple, dict)) and depth >= MAX_DEPTH:
-        raise TypeError(f"{where} is nested more than {MAX_DEPTH} levels deep; the grader reads lists and dicts "
-                        f"of at most {MAX_DEPTH} levels")
-    if isinstance(value, (list, tuple)):
-        return [plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return {str(k): plain(v, f"{where}[{k!r}]", depth + 1) for k, v in value.items()}
-    try:
-        return to_numpy(value, where)
-    except TypeError:
-        raise TypeError(f"{where} is a {type(value).__name__}; expected numbers, arrays, lists or dicts") from None
-
-
-# ------------------------------------------------------------------------------- substitutes
-def _op_attrs(op) -> dict:
-    return {k: v for k, v in vars(op).items() if isinstance(v, PLAIN + (tuple, list))}
-
-
-def _substitute(spec: dict):
-    """The stand-in for one piece of course_lib, computing through ``call`` in the grader. No kind
-    carries code: what the grader lends runs in the grader, and only values cross."""
-    from course_lib import nd
-    from course_lib.autograd import Tensor
-
-    kind, call = spec["kind"], spec.get("function")
-    if kind == "calls_back":     # fn(f, *args) -> value, where f is a function here (e.g. central_difference)
-        def calls_back(f, *args, **kwargs):
-            return call.calling_back(lambda *point: plain(f(*point), "the function's value"), *args, **kwargs)
-        return calls_back
-    if kind == "compute":        # Op.compute(self, *NDArrays) -> NDArray
-        def compute(self, *arrays):
-            return nd.array(call(_op_attrs(self), *[a.numpy() for a in arrays]))
-        return compute
-    if kind == "gradient":       # Op.gradient(self, out_grad, node) -> tuple of Tensors
-        def gradient(self, out_grad, node):
-            grads = call(_op_attrs(self), out_grad.numpy(), *[x.numpy() for x in node.inputs])
-            return tuple(Tensor(g, requires_grad=False) for g in grads)
-        return gradient
-    if kind == "ndarray_method":  # NDArray.<method>(self, *args) -> NDArray
-        def method(self, *args):
-            return nd.array(call(self.numpy(), *args))
-        return method
-    if kind == "function":       # a plain function of plain values (e.g. nd.compact_strides)
-        def function(*args):
-            value = call(*args)
-            return tuple(value) if isinstance(value, list) else value
-        return function
-    if kind == "reduce_recipe":  # reduce_to_shape(grad, shape) -> Tensor, built with ops (stays in the graph)
-        from course_lib import ops
-
-        def reduce_to_shape(grad, shape):
-            recipe = call(list(grad.shape), list(shape))
-            if recipe["axes"]:
-                grad = ops.summation(grad, tuple(recipe["axes"]))
-            return ops.reshape(grad, tuple(recipe["shape"])) if tuple(grad.shape) != tuple(recipe["shape"]) else grad
-        return reduce_to_shape
-    if kind == "slice_view":     # NDArray._slice_view(self, idxs): the view's geometry from the grader
-        def _slice_view(self, idxs):
-            items = idxs if isinstance(idxs, tuple) else (idxs,)
-            spec = [["slice", i.start, i.stop, i.step] if isinstance(i, slice) else ["int", i] for i in items]
-            shape, strides, offset = call(list(self.shape), list(self.strides), int(self.offset),
-                                          int(self.handle.size), spec)
-            return nd.NDArray.make(tuple(shape), strides=tuple(strides), device=self.device, handle=self.handle,
-                                   offset=int(offset))
-        return _slice_view
-    if kind == "topo_sort":      # find_topo_sort(node_list) -> list of nodes, the order from the grader
-        def find_topo_sort(node_list):
-            nodes, index, stack = [], {}, list(node_list)
-            while stack:
-                node = stack.pop()
-                if id(node) not in index:
-                    index[id(node)] = len(nodes)
-                    nodes.append(node)
-                    stack.extend(node.inputs)
-            order = call([[index[id(c)] for c in node.inputs] for node in nodes], [index[id(r)] for r in node_list])
-            return [nodes[int(i)] for i in order]
-        return find_topo_sort
-    raise ValueError(f"unknown substitute kind {kind!r}")
-
-
-class _Namespace:
-    """The notebook's namespace seen as an object, so a substitute can stand in for a name in it."""
-
-    def __init__(self, ns: dict):
-        self.__dict__ = ns
-
-
-@contextlib.contextmanager
-def substituted(substitutes: dict | None, ns: dict | None = None):
-    """Install the grader's substitutes for the duration of one call, then put back what was there.
-    A target is "module:Class.attr", "module:function" or "student:name" (the notebook's own name).
-    A spec marked "optional" (grading an earlier release, whose course_lib may lack the class a
-    later task added) is skipped when its owner does not exist: that release's code cannot call it."""
-    saved = []
-    try:
-        for target, spec in (substitutes or {}).items():
-            module, _, path = target.partition(":")
-            owner_path, _, attr = path.rpartition(".")
-            if module == "student":
-                if ns is None or owner_path:
-                    raise ValueError(f"cannot substitute {target!r}")
-                owner = _Namespace(ns)
-            else:
-                owner = _module(module)
-            try:
-                for part in filter(None, owner_path.split(".")):
-                    owner = getattr(owner, part)
-            except AttributeError:
-                if spec.get("optional") is True:
-                    continue
-                raise
-            saved.append((owner, attr, owner.__dict__.get(attr, _MISSING)))
-            setattr(owner, attr, _substitute(spec))
-        yield
-    finally:
-        for owner, attr, old in reversed(saved):
-            if old is _MISSING:
-                delattr(owner, attr)
-            else:
-                setattr(owner, attr, old)
-
-
-_MISSING = object()
 
 
 # ------------------------------------------------------------------------------- scenarios
@@ -230,7 +56,9 @@ def forward(ns, op: str, attrs: dict, arrays: list):
     from course_lib import ops
 
     instance = getattr(ops, op)(**attrs)
-    return to_numpy(instance.compute(*[nd_array(a) for a in arrays]), f"{op}.compute")
+    out = instance.compute(*[hand(nd_array(a)) for a in arrays])
+    read_back()
+    return to_numpy(out, f"{op}.compute")
 
 
 def forward_view(ns, op: str, attrs: dict, arrays: list):
@@ -238,7 +66,8 @@ def forward_view(ns, op: str, attrs: dict, arrays: list):
     grader decides from them whether the result is compact, as for ndarray_steps)."""
     from course_lib import nd, ops
 
-    out = getattr(ops, op)(**attrs).compute(*[nd_array(a) for a in arrays])
+    out = getattr(ops, op)(**attrs).compute(*[hand(nd_array(a)) for a in arrays])
+    read_back()
     if not isinstance(out, nd.NDArray):
         raise TypeError(f"{op}.compute returned a {type(out).__name__}, expected an NDArray")
     return _view_parts(out)
@@ -262,15 +91,18 @@ def gradient(ns, op: str, attrs: dict, arrays: list, out_grad, output=None, reev
     from course_lib.autograd import Tensor
 
     instance = getattr(ops, op)(**attrs)
-    inputs = [tensor(a) for a in arrays]
+    inputs = [hand(tensor(a)) for a in arrays]
+    upstream = tensor(out_grad, requires_grad=reevaluate is not None)
     if output is None:
         node = instance(*inputs)
+        hand(upstream)
     else:
         node = Tensor.__new__(Tensor)
         node._init(instance, inputs, cached_data=nd_array(output), requires_grad=True)
-    upstream = tensor(out_grad, requires_grad=reevaluate is not None)
+        hand(upstream), hand(node)
     grads = instance.gradient_as_tuple(upstream, node)
     first = [to_numpy(g, f"{op}.gradient") for g in grads]
+    read_back()
     if reevaluate is None:
         return first
     upstream.cached_data = nd_array(reevaluate)
@@ -301,17 +133,24 @@ def call(ns, target: str, arrays: list, kwargs: dict, as_tensors: bool = False, 
     and return {"out": ..., "again": ...}: a result computed outside the graph does not change."""
     fn = resolve(ns, target)
     args = [tensor(a) for a in arrays] if as_tensors else [host(a) for a in arrays]
+    for arg, value in zip(args, arrays):
+        if isinstance(value, (np.ndarray, StridedView)):
+            hand(arg)
     out = fn(*args, **kwargs)
     if reevaluate is not None:
         first = to_numpy(out, target)
+        read_back()
         for t, value in zip(args, reevaluate):
             t.cached_data = nd_array(value)
         for value in _graph_of([out], stop=set(map(id, args))):
             value.cached_data = None
         return {"out": first, "again": to_numpy(out, f"{target} (evaluated again)")}
     if out_grad is None:
+        read_back()
         return plain(out, target)
-    out.backward(tensor(out_grad, requires_grad=False))
+    upstream = hand(tensor(out_grad, requires_grad=False))
+    out.backward(upstream)
+    read_back()
     return {"out": to_numpy(out, target),
             "grads": [None if t.grad is None else to_numpy(t.grad, f"{target} backward") for t in args]}
 
