@@ -238,9 +238,15 @@ def test_the_service_grades_the_extended_student_after_the_classmates_window(sem
         while worker.work_one():
             pass
         outcomes = {row["student"]: row["outcome"] for row in queue.rows()}
+        pages = {student: (worker.feedback / f"{student}.html").read_text() for student in ("ada", "ben")}
     finally:
         queue.close()
     assert outcomes == {"ben": "closed", "ada": "hidden"}
+    # Each page says the student's own deadline; only ada's is an extension (2 days after the 20th).
+    assert ("Your deadline: 2027-03-22 12:00 UTC (your extension; the assignment&#x27;s due date is "
+            "2027-03-20 12:00 UTC). This submission came 8 days after it, so it counts as late") in pages["ada"]
+    assert "Your deadline: 2027-03-20 12:00 UTC. This submission came 10 days after it" in pages["ben"]
+    assert "extension" not in pages["ben"]
 
 
 def test_the_late_penalty_counts_from_the_students_own_deadline(semester):

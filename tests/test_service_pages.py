@@ -41,3 +41,26 @@ def test_the_queue_page_reloads_itself_and_names_its_course_for_the_lab_extensio
     for final in (error_page("01_forward_ops", when), receipt_page("01_forward_ops", when, "x"),
                   graded_page("01_forward_ops", when, {"tasks": {}}, False)):
         assert "refresh" not in final and not re.search(pattern, final)
+
+
+def test_the_page_says_the_students_own_deadline_in_utc_and_in_the_course_zone_across_a_clock_change():
+    """deadline_note: the extension and the assignment's due date on either side of the EU's
+    2027 clock change (28 March, 01:00 UTC: Berlin goes from UTC+1 to UTC+2), worked out by hand."""
+    from course_tools.service.pages import deadline_note
+
+    D = datetime.datetime
+    due, extended, closes = D(2027, 3, 27, 12, 0), D(2027, 3, 29, 12, 0), D(2027, 4, 1, 12, 0)
+    assert deadline_note(None, None, None, "Europe/Berlin", D(2027, 3, 1)) == ""
+    on_time = deadline_note(due, None, closes, "Europe/Berlin", D(2027, 3, 27, 11, 59))
+    assert on_time == "Your deadline: 2027-03-27 12:00 UTC (2027-03-27 13:00 Europe/Berlin, CET)."
+    late = deadline_note(extended, due, closes, "Europe/Berlin", D(2027, 3, 29, 13, 30))
+    assert late == ("Your deadline: 2027-03-29 12:00 UTC (2027-03-29 14:00 Europe/Berlin, CEST) (your extension; "
+                    "the assignment's due date is 2027-03-27 12:00 UTC (2027-03-27 13:00 Europe/Berlin, CET)). "
+                    "This submission came 1 hour 30 minutes after it, so it counts as late; late work is accepted "
+                    "until 2027-04-01 12:00 UTC (2027-04-01 14:00 Europe/Berlin, CEST).")
+    assert deadline_note(due, None, None, None, D(2027, 3, 29, 12, 0, 0)) == (
+        "Your deadline: 2027-03-27 12:00 UTC. This submission came 2 days after it, so it counts as late.")
+    assert deadline_note(due, None, None, "UTC", D(2027, 3, 27, 12, 0, 5)).endswith("came 5 seconds after it, so it "
+                                                                                    "counts as late.")
+    page = receipt_page("01_forward_ops", D(2027, 3, 29, 13, 30), "Feedback before the deadline is off.", late)
+    assert "Your deadline: 2027-03-29 12:00 UTC" in page and "your extension; the assignment&#x27;s due date" in page

@@ -7,6 +7,9 @@ and the page must never run anything. What a page shows follows the policy (poli
     graded_page     checks: per task passed/failed, the first failing check's message and the
                     diagnosis; scores: the same with points
     receipt_page    feedback "none", a submission past the daily limit, an assignment closed
+
+The graded page and the receipt say the student's own deadline (deadline_note: an extension's
+date, the course's time zone beside UTC, and whether this submission came after it).
     mistake_page    the student's own mistake keeps it from being graded (mistakes.py)
     pending_page    in the queue: how many are ahead and about how long
     error_page      the grader failed: "not graded yet: the course staff have been told"
@@ -75,10 +78,52 @@ def next_midnight(moment: datetime.datetime) -> str:
     return _when(datetime.datetime.combine(moment.date() + datetime.timedelta(days=1), datetime.time()))
 
 
+def deadline_note(due: datetime.datetime | None, extended_from: datetime.datetime | None,
+                  closes: datetime.datetime | None, zone: str | None, submitted_at: datetime.datetime) -> str:
+    """What a page says of the student's own deadline (naive UTC times, as policy.Policy holds
+    them after for_student): the date in UTC and in the course's zone, the assignment's due date
+    when the student has an extension, and whether this submission came after it. "" when the
+    assignment has no due date."""
+    if due is None:
+        return ""
+    note = f"Your deadline: {_in_zone(due, zone)}"
+    if extended_from is not None:
+        note += f" (your extension; the assignment's due date is {_in_zone(extended_from, zone)})"
+    note += "."
+    if submitted_at > due:
+        note += f" This submission came {_late_by(submitted_at - due)} after it, so it counts as late"
+        note += f"; late work is accepted until {_in_zone(closes, zone)}." if closes is not None else "."
+    return note
+
+
+def _in_zone(moment: datetime.datetime, zone: str | None) -> str:
+    """'2027-03-29 13:00 UTC', and the same moment in ``zone`` (c.Course.timezone) besides."""
+    text = f"{moment:%Y-%m-%d %H:%M} UTC"
+    if zone and zone != "UTC":
+        from zoneinfo import ZoneInfo
+
+        local = moment.replace(tzinfo=datetime.timezone.utc).astimezone(ZoneInfo(zone))
+        text += f" ({local:%Y-%m-%d %H:%M} {zone}, {local:%Z})"
+    return text
+
+
+def _late_by(delta: datetime.timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    days, hours, minutes = seconds // 86400, seconds % 86400 // 3600, seconds % 3600 // 60
+    if seconds < 60:
+        return plural(max(seconds, 1), "second")
+    if days:
+        return plural(days, "day") + (f" {plural(hours, 'hour')}" if hours else "")
+    if hours:
+        return plural(hours, "hour") + (f" {plural(minutes, 'minute')}" if minutes else "")
+    return plural(minutes, "minute")
+
+
 def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool,
-                attempts: str = "") -> str:
+                attempts: str = "", deadline: str = "") -> str:
     """The feedback of a graded notebook; ``result`` is route.grade_one's (scores present);
-    ``attempts``: the line on the day's graded attempts (attempts_note)."""
+    ``attempts``: the line on the day's graded attempts (attempts_note); ``deadline``: the
+    student's own (deadline_note)."""
     tasks = result["tasks"]
     full = [t for t, g in tasks.items() if g["score"] >= g["points"]]
     body = _head(assignment, submitted_at)
@@ -88,6 +133,8 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
         summary += f" Points: {got:g} of {total:g}."
     body.append(f"<p class=\"note\">{escape(summary)} This is feedback before the deadline; your grade comes "
                 f"from the final grading of your last submission.</p>")
+    if deadline:
+        body.append(f"<p class=\"note\">{escape(deadline)}</p>")
     if attempts:
         body.append(f"<p class=\"note\">{escape(attempts)}</p>")
     if version_note(result):  # an earlier release version (course_tools/release_versions.py)
@@ -119,11 +166,12 @@ def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, 
     return _page(f"{assignment} feedback", body)
 
 
-def receipt_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:
-    """A submission that is kept but not graded now; ``why`` says why, in the student's terms."""
+def receipt_page(assignment: str, submitted_at: datetime.datetime, why: str, deadline: str = "") -> str:
+    """A submission that is kept but not graded now; ``why`` says why, in the student's terms;
+    ``deadline``: the student's own (deadline_note)."""
     return _page(f"{assignment} feedback", _head(assignment, submitted_at) + [
         "<p class=\"note\">Your submission was received and is kept for the final grading after the deadline.</p>",
-        f"<p>{escape(why)}</p>"])
+        f"<p>{escape(why)}</p>"] + ([f"<p class=\"note\">{escape(deadline)}</p>"] if deadline else []))
 
 
 def mistake_page(assignment: str, submitted_at: datetime.datetime, why: str) -> str:

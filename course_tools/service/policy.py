@@ -50,6 +50,8 @@ class Policy:
     due: datetime.datetime | None = None            # naive UTC, from the gradebook
     closes: datetime.datetime | None = None         # the end of the late window; None: never
     extended: dict[str, StudentDeadline] = field(default_factory=dict)   # students with an extension in force
+    extended_from: datetime.datetime | None = None  # for_student's: the assignment's due date, when extended
+    zone: str | None = None                         # c.Course.timezone, in which pages show times besides UTC
 
     def for_student(self, student: str) -> "Policy":
         """This policy as it applies to ``student``: their own deadline and late window, and the
@@ -57,7 +59,7 @@ class Policy:
         own = self.extended.get(student)
         if own is None:
             return self
-        return replace(self, due=own.due, closes=own.late_window_end,
+        return replace(self, due=own.due, closes=own.late_window_end, extended_from=self.due,
                        attempts_per_day=self.attempts_per_day + own.extra_attempts, extended={})
 
     def closed(self, submitted_at: datetime.datetime) -> bool:
@@ -106,4 +108,12 @@ def policy_of(course: Course, assignment: str, due: datetime.datetime | None) ->
     return Policy(feedback=values.get("feedback", DEFAULT_FEEDBACK),
                   attempts_per_day=values.get("attempts_per_day", DEFAULT_ATTEMPTS_PER_DAY),
                   max_queued=values.get("max_queued", DEFAULT_MAX_QUEUED),
-                  due=due, closes=late_window_end(course, due), extended=deadlines_of(course, assignment, due))
+                  due=due, closes=late_window_end(course, due), extended=deadlines_of(course, assignment, due),
+                  zone=_zone_name(course))
+
+
+def _zone_name(course: Course) -> str | None:
+    from ..extensions import course_zone  # refuses a c.Course.timezone that names no zone
+
+    zone = course_zone(course)
+    return None if zone is None else str(zone)

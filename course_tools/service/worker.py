@@ -94,7 +94,7 @@ class Worker:
         if policy.closed(when):
             self._receipt(row, "closed", f"The late window of {row.assignment} ended at "
                                          f"{policy.closes:%Y-%m-%d %H:%M} UTC, so it is no longer graded before the "
-                                         f"final grading.")
+                                         f"final grading.", policy)
             return
         folder = copy_folder(self.course) / row.folder
         wrong = mistake(row.assignment, folder, release_notebooks(row.assignment), self.settings.course_root)
@@ -114,17 +114,17 @@ class Worker:
             self._graded(row, policy, stored, outcome="reused", counted=False, graded=False)
             return
         if policy.feedback == "none":
-            self._receipt(row, "hidden", f"Feedback before the deadline is off for {row.assignment}.")
+            self._receipt(row, "hidden", f"Feedback before the deadline is off for {row.assignment}.", policy)
             return
         if row.fingerprint is not None and self.queue.timed_out_before(row.fingerprint, row.id):
-            self._receipt(row, "timed_out_before", TIMED_OUT_BEFORE)
+            self._receipt(row, "timed_out_before", TIMED_OUT_BEFORE, policy)
             return
         if not self.queue.take_attempt(row, policy.attempts_per_day):
             self._receipt(row, "over_limit",
                           f"Today's graded attempts of {row.assignment} are used up ({policy.attempts_per_day} a "
                           f"day, UTC; an unchanged resubmission does not use one). Your next graded attempt is "
                           f"possible from "
-                          f"{Policy.next_attempt(when):%Y-%m-%d %H:%M} UTC.")
+                          f"{Policy.next_attempt(when):%Y-%m-%d %H:%M} UTC.", policy)
             return
         results = {}
         for nb, path in notebooks.items():
@@ -162,18 +162,21 @@ class Worker:
 
     def _graded(self, row: Row, policy: Policy, results: dict, outcome: str, counted: bool, graded: bool) -> None:
         show_scores = policy.feedback == "scores"
+        deadline = _deadline(policy, row)
         if policy.feedback == "none":
             self._publish_all(row, lambda nb: pages.receipt_page(
-                row.assignment, row.submitted_at, f"Feedback before the deadline is off for {row.assignment}."))
+                row.assignment, row.submitted_at, f"Feedback before the deadline is off for {row.assignment}.",
+                deadline))
         else:
             attempts = pages.attempts_note(self.queue.attempts_used(row), policy.attempts_per_day, counted,
                                            row.submitted_at)
             self._publish_all(row, lambda nb: pages.graded_page(row.assignment, row.submitted_at, results[nb],
-                                                                show_scores, attempts))
+                                                                show_scores, attempts, deadline))
         self._finish(row, DONE, outcome, counted=counted, scores=_scores(results))
 
-    def _receipt(self, row: Row, outcome: str, why: str) -> None:
-        self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why))
+    def _receipt(self, row: Row, outcome: str, why: str, policy: Policy) -> None:
+        deadline = _deadline(policy, row)
+        self._publish_all(row, lambda nb: pages.receipt_page(row.assignment, row.submitted_at, why, deadline))
         self._finish(row, DONE, outcome)
 
     def _mistake(self, row: Row, folder: Path, why: str) -> None:
@@ -208,6 +211,11 @@ class Worker:
             self._publish_all(row, lambda nb: pages.error_page(row.assignment, row.submitted_at))
         finally:
             self._finish(row, GRADING_ERROR, None, error=why[:2000])
+
+
+def _deadline(policy: Policy, row: Row) -> str:
+    """The page's line on the student's own deadline (policy: already for_student)."""
+    return pages.deadline_note(policy.due, policy.extended_from, policy.closes, policy.zone, row.submitted_at)
 
 
 def _scores(results: dict) -> dict:
