@@ -3,7 +3,10 @@
 nbgrader's CSV export writes each score as Python prints the float, so a sum of task scores
 comes out as 25.647100000000002 where formgrader shows 25.65. This plugin (nbgrader_config.py's
 ExportApp.plugin_class, so `nbgrader export` and `course export` both use it) lets nbgrader
-write the file and then rounds the score columns to formgrader's two decimals.
+write the file and then rounds the score columns to formgrader's two decimals, and adds the
+column ``student_duedate`` beside nbgrader's ``duedate`` (the assignment's): the student's own
+deadline, an extension included, as the late penalty of the same row counted it (`course grade`
+puts each extension into the gradebook: deadlines.apply_to_gradebook).
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 from nbgrader.plugins import CsvExportPlugin
 
 SCORE_COLUMNS = ("raw_score", "late_submission_penalty", "score", "max_score")
+OWN_DEADLINE = "student_duedate"   # after nbgrader's "duedate"
 DECIMALS = 2  # as formgrader and the feedback show scores
 
 
@@ -24,8 +28,10 @@ def rounded(text: str) -> str:
         return text
 
 
-def round_scores(path: Path) -> bool:
-    """Rewrite the CSV at ``path`` with its SCORE_COLUMNS rounded (the other columns as they are).
+def round_scores(path: Path, own_deadlines: dict[tuple[str, str], str] | None = None) -> bool:
+    """Rewrite the CSV at ``path`` with its SCORE_COLUMNS rounded (the other columns as they are)
+    and, with ``own_deadlines`` ({(assignment, student): deadline}, for the students with an
+    extension), the column OWN_DEADLINE after "duedate" (the assignment's where no extension).
     A file whose rows do not line up with its header (nbgrader does not quote a name holding a
     comma) is left as it is: rounding would change the wrong columns. Returns whether it rounded."""
     with open(path, newline="") as handle:
@@ -38,6 +44,10 @@ def round_scores(path: Path) -> bool:
         for column in SCORE_COLUMNS:
             if row.get(column):
                 row[column] = rounded(row[column])
+    if own_deadlines is not None and "duedate" in header and OWN_DEADLINE not in header:
+        header.insert(header.index("duedate") + 1, OWN_DEADLINE)
+        for row in rows:
+            row[OWN_DEADLINE] = own_deadlines.get((row.get("assignment"), row.get("student_id")), row["duedate"])
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=header, lineterminator="\n")
         writer.writeheader()
@@ -51,5 +61,15 @@ class RoundedCsvExport(CsvExportPlugin):
     def export(self, gradebook) -> None:
         super().export(gradebook)
         dest = Path(self.to or "grades.csv")  # nbgrader's own default name when --to is not given
-        if not round_scores(dest):
+        if not round_scores(dest, _own_deadlines(gradebook)):
             self.log.warning("%s: a row does not match the header (a comma in a name?); scores left unrounded", dest)
+
+
+def _own_deadlines(gradebook) -> dict[tuple[str, str], str]:
+    """{(assignment, student): the submission's deadline} where the gradebook holds an extension,
+    written as nbgrader writes "duedate" (str of the naive UTC datetime)."""
+    from nbgrader.api import Assignment, SubmittedAssignment
+
+    rows = (gradebook.db.query(SubmittedAssignment).join(Assignment)
+            .filter(SubmittedAssignment.extension.isnot(None)).all())
+    return {(row.assignment.name, row.student.id): str(row.duedate) for row in rows if row.duedate is not None}
