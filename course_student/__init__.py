@@ -11,6 +11,7 @@ commands from here, so students and instructors run the same code.
     env.py           the environment nbgrader and kernels run in
     nbgrader_run.py  `nbgrader <step>` as a subprocess, its errors picked out of the log
     check.py         `course check`: a notebook's visible checks, in a fresh kernel
+    check_report.py  what `course check` found, and the report printed from it
     commands.py      fetch, submit, check as the command line runs them
     cli.py           the student commands' arguments, and the student-only `course` command
 """

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .check import CheckError, check_notebook, format_report
+from .check import CheckError, check_notebook
+from .check_report import format_report
 from .errors import CourseError, check_assignment
 from .nbgrader_run import run_nbgrader
 

@@ -23,3 +23,14 @@ def points(score: float | None, max_score: float | None) -> str:
     if score is None:
         return "-"
     return f"{score:g} / {max_score:g}"
+
+
+def late_text(seconds: float) -> str:
+    """How late, for a table cell: "", "40 s late", "12 min late", "3.5 h late", "2.5 days late"."""
+    if seconds <= 0:
+        return ""
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min late" if seconds >= 60 else f"{seconds:.0f} s late"
+    hours = seconds / 3600
+    return f"{hours:.1f} h late" if hours < 48 else f"{hours / 24:.1f} days late"
+

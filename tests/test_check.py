@@ -11,8 +11,9 @@ import nbformat
 import pytest
 
 from course_lib import tasks
-from course_student import check
-from course_student.check import CheckError, check_notebook, format_report
+from course_student import check, check_report
+from course_student.check import CheckError, check_notebook
+from course_student.check_report import format_report
 from course_tools.demo_class import MISTAKES, apply_edits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,14 +208,14 @@ def test_a_renamed_copy_is_checked_and_diagnosed_as_its_assignment(tmp_path):
 def test_the_why_column_puts_the_verdict_first_and_wraps_instead_of_cutting():
     message = ("AssertionError: conv_backward: the gradient of x for a stride-2 conv with padding 1 and dilation 2: "
                "wrong shape: got (2, 6, 8, 2), expected (2, 6, 7, 2)")
-    report = check.CheckReport(Path("04_conv_backward.ipynb"), [
-        check.TaskResult("conv_backward", 14, "failed", message),
-        check.TaskResult("conv_im2col_forward", 1, "passed")], [], 1.0)
+    report = check_report.CheckReport(Path("04_conv_backward.ipynb"), [
+        check_report.TaskResult("conv_backward", 14, "failed", message),
+        check_report.TaskResult("conv_im2col_forward", 1, "passed")], [], 1.0)
     text = format_report(report)
     row = next(line for line in text.splitlines() if line.startswith("conv_backward "))
     assert row.split("failed", 1)[1].strip().startswith("wrong shape: got (2, 6, 8, 2), expected (2, 6, 7, 2)"), text
     assert "padding 1 and dilation 2" in text and "..." not in text, text  # wrapped, nothing cut
-    assert all(len(line) <= check.WIDTH for line in text.splitlines()[:8]), text
+    assert all(len(line) <= check_report.WIDTH for line in text.splitlines()[:8]), text
     assert "1 of 2 checks pass (1 / 15 points)" in text, text
-    one = check.CheckReport(Path("x.ipynb"), [check.TaskResult("t", 1, "failed", "no")], [], 1.0)
+    one = check_report.CheckReport(Path("x.ipynb"), [check_report.TaskResult("t", 1, "failed", "no")], [], 1.0)
     assert "0 of 1 checks pass (0 / 1 point)" in format_report(one)

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from course_lib import tasks
-from course_student.check import check_notebook, format_report
+from course_student.check import check_notebook
+from course_student.check_report import format_report
 from course_tools.demo_class import apply_edits
 from course_tools.grading.diagnosis import probes
 from course_tools.grading.assignment_folder import assignment_module

@@ -59,9 +59,10 @@ def test_the_suite_prints_a_submissions_escape_codes_as_visible_text(tmp_path):
 
 
 def test_the_course_commands_print_through_printable(capsys, tmp_path):
-    """Every line `course` prints goes through one _say per command module (collect, grade, status,
-    feedback, export in instructor.py; report and similarity in report.py) and its error path."""
-    from course_tools.cli import instructor, report
+    """Every line `course` prints goes through one _say per command module (collect, grade,
+    feedback, export in instructor.py; status in status.py; report and similarity in report.py)
+    and its error path."""
+    from course_tools.cli import instructor, report, status
     from course_tools.cli import main as course
     from course_tools.course_dir import init_course
 
@@ -69,7 +70,8 @@ def test_the_course_commands_print_through_printable(capsys, tmp_path):
 
     instructor._say(f"  mallory: {FORGED}")
     report._say(f"  GRADING ERROR (not a score): mallory: {FORGED}")
+    status._say(f"  RETRY mallory: {FORGED}")
     assert course(["collect", "no-such-assignment\x1b[2J", "--course", str(folder)]) != 0  # a CourseError
     printed = capsys.readouterr()
     assert _raw_controls(printed.out + printed.err) == []
-    assert printed.out.count("\\x1b[2J") == 2 and "no-such-assignment\\x1b[2J" in printed.err
+    assert printed.out.count("\\x1b[2J") == 3 and "no-such-assignment\\x1b[2J" in printed.err

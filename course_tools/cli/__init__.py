@@ -21,7 +21,7 @@ from course_student.cli import EPILOG, fail
 
 from ..course_dir import CourseError, find_course
 from ..terminal import printable
-from . import extend, instructor
+from . import extend, instructor, status
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -122,8 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("--exporter", default=None, metavar="MODULE.CLASS",
                      help="an nbgrader export plugin instead of the CSV one (nbgrader export --exporter)")
 
-    sub = command("status", "who submitted, who is graded, what needs manual grading")
-    sub.add_argument("assignment", nargs="?", default=None, help="one assignment in detail (default: an overview)")
+    status.add_commands(command)
 
     sub = command("report", "what a graded assignment says: per task and hidden check, the class's common "
                             "mistakes, miscalibrated checks, manual grading left, late work, grading errors "
@@ -211,7 +210,7 @@ def _run(args) -> int:
     if name == "export":
         return instructor.export(course, args.to, args.exporter)
     if name == "status":
-        return instructor.status(course, args.assignment)
+        return status.status(course, args.assignment)
     if name == "report":
         from . import report
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from .. import build as builder
 from ..course_dir import ROOT, check_assignment, init_course
 from ..demo_class import DemoClass
-from . import instructor
+from . import instructor, status
 from . import report as course_report
 
 
@@ -72,7 +72,7 @@ def run_demo(base: Path | None = None, assignment: str = "04_conv_backward", wor
     for persona in demo.personas:
         demo.fetch(persona.student, feedback=True)
     instructor.export(course, demo.course_dir / "grades.csv")
-    instructor.status(course, assignment)
+    status.status(course, assignment)
 
     _step("instructor: what the grading says (course report)")
     page = course_report.report(course, assignment)

@@ -12,9 +12,9 @@ Environment variables, for nbgrader_config.py and a hub's service to set:
 
     COURSE_GRADER_TASK_SECONDS   each task's time budget, default 120 (session.py)
     COURSE_GRADER_MAX_NOTEBOOK_SECONDS   the cap on one notebook's whole grading, default 900
-    COURSE_GRADER_UNSANDBOXED    1: grade without bubblewrap (sandbox.py says what that costs)
+    COURSE_GRADER_UNSANDBOXED    1: grade without bubblewrap (sandbox/bwrap.py says what that costs)
     COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS, COURSE_GRADER_PROCESSES,
-    COURSE_GRADER_DISK_MB        the worker's limits (sandbox.Limits)
+    COURSE_GRADER_DISK_MB        the worker's limits (sandbox/limits.py)
     COURSE_GRADER_USER, COURSE_GRADER_NO_BWRAP, COURSE_GRADER_SUITE_MEMORY_MB (the grading
     process's own memory cap), COURSE_LIB_DEVICE, COURSE_LIB_NO_MALLOPT
                                  this machine's own (MACHINE_VARIABLES)
@@ -25,7 +25,7 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
-from .sandbox import bwrap as sandbox
+from .sandbox.limits import Limits, int_setting
 
 TASK_SECONDS = 120
 # Running the notebook's cells once, before any check: its own limit (session.py's load_timeout).
@@ -60,8 +60,8 @@ class GradingSettings:
     notebook_seconds: int | None = None
     # The cap on what the budgets allow (MAX_NOTEBOOK_SECONDS); an explicit notebook_seconds is not capped.
     max_notebook_seconds: int = MAX_NOTEBOOK_SECONDS
-    limits: sandbox.Limits = field(default_factory=sandbox.Limits)
-    # This machine's own settings, which sandbox.py and course_lib read where they are used
+    limits: Limits = field(default_factory=Limits)
+    # This machine's own settings, which sandbox/bwrap.py and course_lib read where they are used
     # (the grading account, bubblewrap off for the tests, the device): a fork server started
     # earlier gets them from here rather than from the environment it started with.
     machine: dict = field(default_factory=dict)
@@ -89,11 +89,11 @@ class GradingSettings:
         course_root = course_root or os.environ.get("COURSE_DIR") or None
         return cls(
             course_root=str(course_root) if course_root else None, grade_on=grade_on,
-            task_seconds=float(task_seconds or sandbox._setting("COURSE_GRADER_TASK_SECONDS", TASK_SECONDS)),
+            task_seconds=float(task_seconds or int_setting("COURSE_GRADER_TASK_SECONDS", TASK_SECONDS)),
             unsandboxed=_flag("COURSE_GRADER_UNSANDBOXED") if unsandboxed is None else bool(unsandboxed),
             notebook_seconds=int(notebook_seconds) if notebook_seconds else None,
-            max_notebook_seconds=int(sandbox._setting("COURSE_GRADER_MAX_NOTEBOOK_SECONDS", MAX_NOTEBOOK_SECONDS)),
-            limits=sandbox.Limits(),
+            max_notebook_seconds=int(int_setting("COURSE_GRADER_MAX_NOTEBOOK_SECONDS", MAX_NOTEBOOK_SECONDS)),
+            limits=Limits(),
             machine={k: v for k, v in os.environ.items() if k in MACHINE_VARIABLES})
 
     def for_submission(self, student: str | None, submitted=None) -> "GradingSettings":
@@ -110,7 +110,7 @@ class GradingSettings:
         if self.notebook_seconds:
             return int(self.notebook_seconds)
         # The budgets count the submission's CPU time; on the wall clock a wait may last up to
-        # the wall factor times longer (sandbox.Limits).
+        # the wall factor times longer (Limits).
         budgets = int((self.load_seconds + tasks * self.task_seconds) * self.limits.wall_factor + SLACK_SECONDS)
         return min(budgets, int(self.max_notebook_seconds))
 
@@ -121,5 +121,5 @@ class GradingSettings:
     @classmethod
     def from_dict(cls, data: dict) -> "GradingSettings":
         data = dict(data)
-        limits = sandbox.Limits(**data.pop("limits"))
+        limits = Limits(**data.pop("limits"))
         return cls(limits=limits, **data)

@@ -22,7 +22,7 @@ protects the rest of the machine.
 What it may use, in every mode: an address-space limit, CPU seconds, a file-size limit, open
 files, no core dumps (rlimits); a cgroup (cgroups.py) capping processes, total memory (its
 tmpfs counts as memory) and CPUs (one by default); the write cap above. Its time limits count
-its own CPU time, with a wall-clock backstop (Limits). The grader kills everything in the cgroup (or
+its own CPU time, with a wall-clock backstop (Limits, limits.py). The grader kills everything in the cgroup (or
 the whole PID namespace) when a worker is done.
 
 Without bubblewrap, grading refuses to start (SandboxUnavailable, a grading error) unless the
@@ -42,10 +42,11 @@ import shutil
 import stat
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .cgroups import Cgroup
+from .limits import Limits
 from .runtime import runtime_view
 
 WORKER_PACKAGE = Path(__file__).resolve().parent / "worker"
@@ -71,64 +72,6 @@ sys.exit(main(sys.argv[4:]))
 
 class SandboxUnavailable(RuntimeError):
     """The worker cannot be started as safely as configured: a grading error, never a score."""
-
-
-def _setting(name: str, default: int, scale: int = 1) -> int:
-    """A limit from the environment (nbgrader_config.py sets these for the grading processes)."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        return int(float(raw) * scale)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} must be a number") from None
-
-
-def _fractional_setting(name: str, default: float) -> float:
-    """A setting that may have a fraction (1.5 CPUs), from the environment like ``_setting``'s."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} must be a number") from None
-
-
-@dataclass
-class Limits:
-    """Per-submission limits: defaults, or COURSE_GRADER_MEMORY_MB, COURSE_GRADER_CPU_SECONDS,
-    COURSE_GRADER_PROCESSES, COURSE_GRADER_DISK_MB, COURSE_GRADER_CPUS, COURSE_GRADER_WALL_FACTOR
-    in the environment.
-
-    Time limits (a cell's, a call's, a task's budget) count the submission's own CPU time, not
-    the clock on the wall: on a shared machine the wall clock also runs while other gradings (or
-    anyone's jobs) hold the CPUs, so a wall-clock limit lets a neighbour use up an honest
-    submission's time. CPU time alone would let code that sleeps or blocks never run out, so each
-    limit also has a wall-clock backstop, ``wall_factor`` times longer: code is stopped when it
-    has used its seconds of CPU, or ``wall_factor`` times as many seconds have passed, whichever
-    comes first. The factor is how crowded a machine may be (gradings per free CPU) before an
-    honest submission's limits start to bind by the wall clock.
-    """
-    # address space of each process: past it, MemoryError; the cgroup (all processes and the tmpfs) gets 1.5x
-    memory_bytes: int = field(default_factory=lambda: _setting("COURSE_GRADER_MEMORY_MB", 2 * 1024 ** 3, 1024 ** 2))
-    cgroup_memory_bytes: int = None
-    cpu_seconds: int = field(default_factory=lambda: _setting("COURSE_GRADER_CPU_SECONDS", 300))
-    processes: int = field(default_factory=lambda: _setting("COURSE_GRADER_PROCESSES", 32))
-    disk_bytes: int = field(default_factory=lambda: _setting("COURSE_GRADER_DISK_MB", 256 * 1024 ** 2, 1024 ** 2))
-    # CPUs the worker and every process it starts may use together (cgroup cpu.max; 0: no cap)
-    cpus: float = field(default_factory=lambda: _fractional_setting("COURSE_GRADER_CPUS", 1.0))
-    wall_factor: float = field(default_factory=lambda: _fractional_setting("COURSE_GRADER_WALL_FACTOR", 4.0))
-    file_bytes: int = 64 * 1024 ** 2
-    open_files: int = 256
-
-    def __post_init__(self):
-        if self.cgroup_memory_bytes is None:
-            self.cgroup_memory_bytes = self.memory_bytes * 3 // 2
-        if self.wall_factor < 1:
-            raise ValueError(f"COURSE_GRADER_WALL_FACTOR={self.wall_factor:g} must be at least 1")
-        if self.cpus < 0:
-            raise ValueError(f"COURSE_GRADER_CPUS={self.cpus:g} must be 0 (no cap) or more")
 
 
 # ------------------------------------------------------------------------------ who and how

@@ -330,9 +330,9 @@ def cap_grader_memory() -> int | None:
     never lowers a cap already set lower. Returns the cap in bytes, or None."""
     import resource
 
-    from ..sandbox.bwrap import _setting
+    from ..sandbox.limits import int_setting
 
-    cap = _setting(GRADER_MEMORY_SETTING, DEFAULT_GRADER_MEMORY_MB * 1024 ** 2, 1024 ** 2)
+    cap = int_setting(GRADER_MEMORY_SETTING, DEFAULT_GRADER_MEMORY_MB * 1024 ** 2, 1024 ** 2)
     if cap <= 0:
         return None
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
