@@ -19,6 +19,7 @@ other task's code: the first loss of a mixed run comes before the scaler's first
 PYTEST_DONT_REWRITE (failure messages are the assertions' own text, shown to the student)
 """
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -45,7 +46,8 @@ MIXED = ("mixed float16", "float16 loss")   # the recipe (loss in float32), and 
 # Contracts of earlier releases (release_versions.task_contracts: the fingerprint of the released
 # <task>_code cell), kept so that a student who fetched one is graded on what it asked for:
 # experiment_pooling before it asked for gradient_statistics (5a97785), experiment_precision before
-# its rewrite (66e10ac: three precisions, the loss in float16, one stress run). See the end of file.
+# its rewrite (66e10ac: three precisions, the loss in float16, one stress run; its checks are today's,
+# parametrised over both cells: _PrecisionCell).
 EARLIER_POOLING = "de1e4117d615"
 EARLIER_PRECISION = "b4bf2f9a3bf9"
 
@@ -765,6 +767,45 @@ def test_pooling_run_repeats_as_described(student):
 PREC_PER_SEED = ("test_accuracy", "skipped_steps", "train_seconds")
 
 
+@dataclass(frozen=True)
+class _PrecisionCell:
+    """What a release's experiment_precision cell asked for, as the checks read it. Each check that
+    fits both is parametrised over today's cell and the one released before 66e10ac (_each_cell)."""
+    precisions: tuple[str, ...]            # precision_results' rows
+    float16_loss: str                      # the row whose loss is float16: its first step, at 2^16, overflows
+    recipe: str | None                     # the mixed row with the loss in float32, where the cell had one
+    stress_runs: tuple[str, ...] | None    # stress_results' runs, keyed by row; None: stress_results is one run
+
+    @property
+    def mixed(self) -> tuple[str, ...]:
+        """The rows trained with a LossScaler."""
+        return tuple(name for name in (self.recipe, self.float16_loss) if name is not None)
+
+    def stress(self, student) -> list[tuple[str, str, dict]]:
+        """stress_results as (where, label, run): ``where`` names the variable as the cell has it,
+        ``label`` names the run in messages."""
+        if self.stress_runs is None:
+            return [("stress_results", "stress test", _stress_run(_variable(student, "stress_results"), "stress_results"))]
+        return [(f"stress_results[{name!r}]", f"stress test, {name}", run) for name, run in _stress(student, self.stress_runs).items()]
+
+
+# Today's cell: four precisions, the recipe's mixed row next to a float16-loss row, a stress test of each.
+# Before 66e10ac: three precisions, "mixed float16" computed its loss in float16, one stress test.
+# Both ran the student's own LossScaler: the checks charge a scaler bug, a wrong overflow flag included,
+# to loss_scaler alone, for either cell.
+PRECISION_NOW = _PrecisionCell(PRECISIONS, float16_loss="float16 loss", recipe="mixed float16", stress_runs=MIXED)
+PRECISION_EARLIER = _PrecisionCell(PRECISIONS[:3], float16_loss="mixed float16", recipe=None, stress_runs=None)
+
+
+def _each_cell(weight):
+    """Parametrise a check of experiment_precision over PRECISION_NOW and PRECISION_EARLIER, at
+    ``weight`` each: the earlier cell's case names its contract, so it grades that release only."""
+    return pytest.mark.parametrize("cell", [
+        pytest.param(PRECISION_NOW, id="four-precisions", marks=task("experiment_precision", weight=weight)),
+        pytest.param(PRECISION_EARLIER, id="three-precisions",
+                     marks=task("experiment_precision", weight=weight, contract=EARLIER_PRECISION))])
+
+
 def _precision(student, precisions=PRECISIONS):
     """precision_results for ``precisions`` (today's rows, or an earlier release's), its fields checked."""
     results = _results(student, "precision_results", precisions)
@@ -781,16 +822,19 @@ def _precision(student, precisions=PRECISIONS):
     return results
 
 
-def _stress(student):
-    """stress_results: one run per mixed row, each with its scales, losses and skipped steps."""
-    runs = _results(student, "stress_results", MIXED)
-    for name in MIXED:
-        where = f"stress_results[{name!r}]"
-        run = _fields(runs[name], where, ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
-        as_float(run["init_scale"], f"{where}['init_scale']")
-        for key in ("scales", "losses"):
-            as_numbers(run[key], f"{where}[{key!r}]", shape=(None,))
-    return {name: runs[name] for name in MIXED}
+def _stress_run(run, where):
+    """One stress test's record, its fields checked."""
+    run = _fields(run, where, ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
+    as_float(run["init_scale"], f"{where}['init_scale']")
+    for key in ("scales", "losses"):
+        as_numbers(run[key], f"{where}[{key!r}]", shape=(None,))
+    return run
+
+
+def _stress(student, names=MIXED):
+    """stress_results: one run per mixed row (``names``), each with its scales, losses and skipped steps."""
+    runs = _results(student, "stress_results", names)
+    return {name: _stress_run(runs[name], f"stress_results[{name!r}]") for name in names}
 
 
 def _steps_at_or_above(scales, init_scale, threshold=2.0 ** 16):
@@ -802,11 +846,11 @@ def _steps_at_or_above(scales, init_scale, threshold=2.0 ** 16):
     return int(np.sum(high & ~dropped)), int(np.sum(high & dropped))
 
 
-@task("experiment_precision", weight=1)
-def test_precision_results_structure(student):
+@_each_cell(weight=1)
+def test_precision_results_structure(student, cell):
     """precision_results has a record per precision; float64 and float32 skip nothing"""
-    results = _precision(student)
-    for name in PRECISIONS:
+    results = _precision(student, cell.precisions)
+    for name in cell.precisions:
         r = results[name]
         losses = np.asarray(r["losses"], dtype=float)
         assert losses.ndim == 1 and losses.size > 0 and np.all(np.isfinite(losses)), \
@@ -819,25 +863,26 @@ def test_precision_results_structure(student):
         assert list(results[name]["scales"]) == [], f"{name} has no loss scaler: its scales list is empty"
 
 
-@task("experiment_precision", weight=2)
-def test_parameter_bytes_by_precision(student):
+@_each_cell(weight=2)
+def test_parameter_bytes_by_precision(student, cell):
     """parameter bytes: 8, 4 and 2 per parameter, for small_cnn's parameter count"""
-    results = _precision(student)
-    counts = {name: results[name]["parameter_count"] for name in PRECISIONS}
+    results = _precision(student, cell.precisions)
+    counts = {name: results[name]["parameter_count"] for name in cell.precisions}
     assert all(c == SMALL_CNN_PARAMETERS for c in counts.values()), (
         f"parameter_count should be small_cnn's for every precision (the dtype does not change it), got {counts}")
-    b64, b32, b16, b16_loss = (results[name]["parameter_bytes"] for name in PRECISIONS)
+    b64, b32 = results["float64"]["parameter_bytes"], results["float32"]["parameter_bytes"]
+    b16 = [results[name]["parameter_bytes"] for name in cell.mixed]
     assert b32 == 4 * SMALL_CNN_PARAMETERS, f"float32 parameters take 4 bytes each: got {b32} bytes"
-    assert 2 * b16 == b32 and b16_loss == b16, \
-        f"float16 parameters take half the bytes of float32 ones: got {b16} and {b16_loss} for {b32}"
+    assert all(2 * b == b32 for b in b16), \
+        f"float16 parameters take half the bytes of float32 ones: got {' and '.join(map(str, b16))} for {b32}"
     assert b64 == 2 * b32, f"float64 parameters take twice the bytes of float32 ones: got {b64} and {b32}"
 
 
-@task("experiment_precision", weight=1)
-def test_mixed_run_scales(student):
-    """both mixed runs record one scale per update; with a float16 loss the first step (at 2^16) is skipped"""
-    results = _precision(student)
-    for name in MIXED:
+@_each_cell(weight=1)
+def test_mixed_run_scales(student, cell):
+    """each mixed run records one scale per update; with a float16 loss the first step (at 2^16) is skipped"""
+    results = _precision(student, cell.precisions)
+    for name in cell.mixed:
         run = results[name]
         scales = np.asarray(run["scales"], dtype=float)
         assert scales.shape == np.asarray(run["losses"]).shape, \
@@ -846,12 +891,13 @@ def test_mixed_run_scales(student):
             f"{name}: the scales must be positive numbers, one per update"
     if not _flags_overflows(student):
         return  # which steps the runs skipped follows the student's flag: loss_scaler's checks charge it
-    run = results["float16 loss"]
+    name = cell.float16_loss
+    run = results[name]
     assert np.asarray(run["scales"], dtype=float)[0] < 2.0 ** 16, (
-        "float16 loss: the seed of the backward pass is S = 2^16, which is inf in float16, so the first step must "
-        "be skipped and the scale backed off below 2^16")
+        f"{name}: the seed of the backward pass is S = 2^16, which is inf in float16, so the first step must "
+        f"be skipped and the scale backed off below 2^16")
     assert all(isinstance(k, int) and k >= 1 for k in run["skipped_steps"]), (
-        f"float16 loss: every seed's run starts with a step at S = 2^16 that must be skipped, so skipped_steps >= 1; "
+        f"{name}: every seed's run starts with a step at S = 2^16 that must be skipped, so skipped_steps >= 1; "
         f"got {run['skipped_steps']}")
 
 
@@ -871,62 +917,58 @@ def test_a_float16_loss_never_steps_at_2_to_16_and_the_recipe_does(student):
                         "number; the recipe computes the loss in float32, from ops.cast(model(x), 'float32')")
 
 
-@task("experiment_precision", weight=2)
-def test_stress_test_backs_off_and_grows(student):
-    """stress tests from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
+@_each_cell(weight=2)
+def test_stress_test_backs_off_and_grows(student, cell):
+    """each stress test from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
     updates = _count(student, "STRESS_UPDATES")
-    for name, s in _stress(student).items():
+    for where, label, s in cell.stress(student):
         assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
-            f"stress_results[{name!r}] should record init_scale 2**24 and growth_interval 10"
+            f"{where} should record init_scale 2**24 and growth_interval 10"
         scales = np.asarray(s["scales"], dtype=float)
-        assert scales.shape == (updates,), \
-            f"stress_results[{name!r}]['scales']: one scale per update ({updates}), got {scales.shape}"
+        assert scales.shape == (updates,), f"{where}['scales']: one scale per update ({updates}), got {scales.shape}"
         losses = np.asarray(s["losses"], dtype=float)
         if not _flags_overflows(student):   # the back-off and growth follow the student's flag
-            assert scales.shape == (updates,) and losses.shape == (updates,), \
-                f"stress_results[{name!r}]: one scale and one loss per update ({updates})"
+            assert losses.shape == (updates,), f"{where}: one scale and one loss per update ({updates})"
             continue
         assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
-            f"stress test, {name}: a 2^24 scale overflows float16 at once: at least one step must be skipped"
-        assert scales[0] < 2.0 ** 24, f"stress test, {name}: after the first (overflowing) step the scale must be below 2^24"
+            f"{label}: a 2^24 scale overflows float16 at once: at least one step must be skipped"
+        assert scales[0] < 2.0 ** 24, f"{label}: after the first (overflowing) step the scale must be below 2^24"
         # Whether the run was long enough to show growth is judged on its overflow pattern replayed
         # through the reference scaler: a scaler that never grows is loss_scaler's fault alone.
-        flags = _overflows(scales, 2.0 ** 24)
         reference = LossScaler(init_scale=2.0 ** 24, growth_interval=10)
         grew_after_backoff = False
-        for overflow in flags:
+        for overflow in _overflows(scales, 2.0 ** 24):
             before = reference.scale_value
             reference.update(not overflow)
             grew_after_backoff |= reference.skipped_steps > 0 and reference.scale_value > before
         assert grew_after_backoff, (
-            f"stress test, {name}: after backing off, the run must go on for at least growth_interval finite steps, "
+            f"{label}: after backing off, the run must go on for at least growth_interval finite steps, "
             f"so that the scale grows again")
-        losses = np.asarray(s["losses"], dtype=float)
         assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
-            f"stress_results[{name!r}]['losses']: one finite loss per update"
+            f"{where}['losses']: one finite loss per update"
 
 
-@task("experiment_precision", weight=1)
-def test_stress_test_counts_its_skipped_steps(student):
+@_each_cell(weight=1)
+def test_stress_test_counts_its_skipped_steps(student, cell):
     """each stress test's skipped_steps is what your scaler counts for the times its scale backed off"""
-    for name, s in _stress(student).items():
+    for where, _, s in cell.stress(student):
         scales = np.asarray(s["scales"], dtype=float)
         drops = int(np.sum(_overflows(scales, s["init_scale"])))
         counted = _own_replay(student, scales, s["init_scale"], 10)[1]
         assert s["skipped_steps"] == counted, (
-            f"stress_results[{name!r}]['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times "
+            f"{where}['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times "
             f"and your LossScaler counts {counted} skipped steps for them: record scaler.skipped_steps after the run")
 
 
-@task("experiment_precision", weight=1)
-def test_precisions_learn_alike(student):
+@_each_cell(weight=1)
+def test_precisions_learn_alike(student, cell):
     """every precision learns (accuracy well above chance); float64 and float32 runs coincide"""
-    results = _precision(student)
+    results = _precision(student, cell.precisions)
     flagged = _flags_overflows(student)
-    for name in PRECISIONS:
+    for name in cell.precisions:
         acc = np.asarray(results[name]["test_accuracy"], dtype=float)
         assert np.all((acc >= 0) & (acc <= 1)), f"{name}: test accuracies are fractions between 0 and 1, got {acc}"
-        if name in MIXED and not flagged:
+        if name in cell.mixed and not flagged:
             continue  # a wrong overflow flag lets inf steps through and the run diverges: loss_scaler's fault
         assert acc.mean() > 0.5, (
             f"{name}: mean test accuracy {acc.mean():.2f}; after training it should be well above chance (0.1)")
@@ -936,7 +978,7 @@ def test_precisions_learn_alike(student):
         "float64 and float32 train the same model from the same seed on the same batches: their losses should "
         "agree to well within 1%")
     a32 = np.mean(results["float32"]["test_accuracy"])
-    for name in (MIXED if _flags_overflows(student) else ()):   # a wrong flag lets inf steps diverge the run
+    for name in (cell.mixed if flagged else ()):   # a wrong flag lets inf steps diverge the run
         a16 = np.mean(results[name]["test_accuracy"])
         assert abs(a16 - a32) < 0.15, (f"{name}: mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
                                        f"is loss scaling skipping or corrupting updates?")
@@ -1022,23 +1064,23 @@ def _flags_overflows(student) -> bool:
 # The two checks below read the experiment's runs (the notebook's experiment_precision cell), so
 # they grade that task, against the student's own scaler: loss_scaler's points come from driving
 # the scaler directly and comparing it with the reference.
-@task("experiment_precision", weight=2)
-def test_stress_scales_follow_the_rules(student):
+@_each_cell(weight=2)
+def test_stress_scales_follow_the_rules(student, cell):
     """the stress tests' scale sequences are what your LossScaler gives for their overflows (one update per step)"""
-    for name, s in _stress(student).items():
+    for where, label, s in cell.stress(student):
         scales = np.asarray(s["scales"], dtype=float)
-        assert scales.ndim == 1 and scales.size > 0, f"stress_results[{name!r}]['scales'] is empty"
-        skipped = _assert_replays(student, scales, 2.0 ** 24, 10, f"stress test, {name} (init 2^24, growth_interval 10)")
+        assert scales.ndim == 1 and scales.size > 0, f"{where}['scales'] is empty"
+        skipped = _assert_replays(student, scales, 2.0 ** 24, 10, f"{label} (init 2^24, growth_interval 10)")
         assert s["skipped_steps"] == skipped, (
-            f"stress test, {name}: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
+            f"{label}: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
 
 
-@task("experiment_precision", weight=1)
-def test_mixed_run_scales_follow_the_rules(student):
+@_each_cell(weight=1)
+def test_mixed_run_scales_follow_the_rules(student, cell):
     """the mixed runs' scale sequences are what your LossScaler gives for their overflows (one update per step)"""
-    results = _precision(student)
+    results = _precision(student, cell.precisions)
     init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
-    for name in MIXED:
+    for name in cell.mixed:
         run = results[name]
         scales = np.asarray(run["scales"], dtype=float)
         assert scales.ndim == 1 and scales.size > 0, f"precision_results[{name!r}]['scales'] is empty"
@@ -1164,137 +1206,3 @@ def test_update_custom_factors_and_floor(student, settings, flags, what):
     steps = [[np.array([0.5], np.float16) if f else np.array([np.nan], np.float16)] for f in flags]
     _, columns = _run_scaler_columns(student, settings, steps)
     _expect_run(columns, settings, flags, what, rtol=1e-12, atol=1e-8)
-
-
-# ------------------------------------------------- experiment_precision as releases before 66e10ac asked
-# precision_results had three precisions, "mixed float16" computed its loss in float16 (so its first
-# step, at 2^16, overflowed), and stress_results was one run. Today's precision checks do not grade
-# this contract (these name it); the loss_scaler replays and readers above are shared.
-EARLIER_PRECISIONS = PRECISIONS[:3]
-
-
-def _earlier_stress(student):
-    run = _fields(_variable(student, "stress_results"), "stress_results",
-                  ("init_scale", "growth_interval", "scales", "losses", "skipped_steps"))
-    as_float(run["init_scale"], "stress_results['init_scale']")
-    for key in ("scales", "losses"):
-        as_numbers(run[key], f"stress_results[{key!r}]", shape=(None,))
-    return run
-
-
-@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
-def test_earlier_precision_results_structure(student):
-    """precision_results has a record per precision; float64 and float32 skip nothing"""
-    results = _precision(student, EARLIER_PRECISIONS)
-    for name in EARLIER_PRECISIONS:
-        r = results[name]
-        losses = np.asarray(r["losses"], dtype=float)
-        assert losses.ndim == 1 and losses.size > 0 and np.all(np.isfinite(losses)), \
-            f"{name}: the recorded losses (first seed) must be a non-empty list of finite numbers"
-        assert all(_is_number(t) and t > 0 for t in r["train_seconds"]), f"{name}: train_seconds must be positive"
-        assert isinstance(r["peak_bytes"], int) and r["peak_bytes"] > 0, f"{name}: peak_bytes must be a positive int"
-    for name in ("float64", "float32"):
-        assert list(results[name]["skipped_steps"]) == [0] * len(results[name]["skipped_steps"]), \
-            f"{name} has no loss scaler: its skipped_steps are 0"
-        assert list(results[name]["scales"]) == [], f"{name} has no loss scaler: its scales list is empty"
-
-
-@task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
-def test_earlier_parameter_bytes_by_precision(student):
-    """parameter bytes: 8, 4 and 2 per parameter, for small_cnn's parameter count"""
-    results = _precision(student, EARLIER_PRECISIONS)
-    counts = {name: results[name]["parameter_count"] for name in EARLIER_PRECISIONS}
-    assert all(c == SMALL_CNN_PARAMETERS for c in counts.values()), (
-        f"parameter_count should be small_cnn's for every precision (the dtype does not change it), got {counts}")
-    b64, b32, b16 = (results[name]["parameter_bytes"] for name in EARLIER_PRECISIONS)
-    assert b32 == 4 * SMALL_CNN_PARAMETERS, f"float32 parameters take 4 bytes each: got {b32} bytes"
-    assert 2 * b16 == b32, f"float16 parameters take half the bytes of float32 ones: got {b16} and {b32}"
-    assert b64 == 2 * b32, f"float64 parameters take twice the bytes of float32 ones: got {b64} and {b32}"
-
-
-@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
-def test_earlier_mixed_run_scales(student):
-    """the mixed float16 run records one scale per update and starts by backing off from 2^16"""
-    mixed = _precision(student, EARLIER_PRECISIONS)["mixed float16"]
-    scales = np.asarray(mixed["scales"], dtype=float)
-    assert scales.shape == np.asarray(mixed["losses"]).shape and scales.size > 0, \
-        "mixed float16: record the scale after every update (as many scales as losses)"
-    assert np.all(np.isfinite(scales) & (scales > 0)), "mixed float16: the scales must be positive numbers"
-    assert scales[0] < 2.0 ** 16, ("mixed float16: with the loss in float16 the first step at 2^16 overflows, so it "
-                                   "must be skipped and the scale backed off below 2^16")
-    assert all(isinstance(k, int) and k >= 1 for k in mixed["skipped_steps"]), (
-        f"mixed float16: every seed's run starts with an overflowing step, so skipped_steps >= 1; "
-        f"got {mixed['skipped_steps']}")
-
-
-@task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
-def test_earlier_stress_test_backs_off_and_grows(student):
-    """stress test from 2^24: skipped steps, the scale backs off below 2^24 and later grows again"""
-    s, updates = _earlier_stress(student), _count(student, "STRESS_UPDATES")
-    assert s["init_scale"] == 2.0 ** 24 and s["growth_interval"] == 10, \
-        "stress_results should record init_scale 2**24 and growth_interval 10"
-    scales = np.asarray(s["scales"], dtype=float)
-    assert scales.shape == (updates,), f"stress_results['scales']: one scale per update ({updates}), got {scales.shape}"
-    assert isinstance(s["skipped_steps"], int) and s["skipped_steps"] >= 1, \
-        "a 2^24 scale overflows float16 at once: at least one step must be skipped"
-    assert scales[0] < 2.0 ** 24, "after the first (overflowing) step the scale must be below 2^24"
-    drops = np.flatnonzero(np.diff(np.concatenate([[2.0 ** 24], scales])) < 0)
-    rises = np.flatnonzero(np.diff(scales) > 0)
-    assert len(rises) and rises.max() + 1 > drops.min(), \
-        "after backing off, the scale must grow again once growth_interval finite steps have passed"
-    losses = np.asarray(s["losses"], dtype=float)
-    assert losses.shape == (updates,) and np.all(np.isfinite(losses)), \
-        "stress_results['losses']: one finite loss per update"
-
-
-@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
-def test_earlier_stress_test_counts_its_skipped_steps(student):
-    """the stress test's skipped_steps is the number of times its scale backed off"""
-    s = _earlier_stress(student)
-    scales = np.asarray(s["scales"], dtype=float)
-    drops = int(np.sum(np.diff(np.concatenate([[float(s["init_scale"])], scales])) < 0))
-    assert s["skipped_steps"] == drops, (
-        f"stress_results['skipped_steps'] is {s['skipped_steps']}, but the scale backed off {drops} times")
-
-
-@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
-def test_earlier_precisions_learn_alike(student):
-    """every precision learns (accuracy well above chance); float64 and float32 runs coincide"""
-    results = _precision(student, EARLIER_PRECISIONS)
-    for name in EARLIER_PRECISIONS:
-        acc = np.asarray(results[name]["test_accuracy"], dtype=float)
-        assert np.all((acc >= 0) & (acc <= 1)) and acc.mean() > 0.5, (
-            f"{name}: mean test accuracy {acc.mean():.2f}; after training it should be well above chance (0.1)")
-    l64 = np.asarray(results["float64"]["losses"], dtype=float)
-    l32 = np.asarray(results["float32"]["losses"], dtype=float)
-    assert l64.shape == l32.shape and np.allclose(l64, l32, rtol=1e-2, atol=1e-3), (
-        "float64 and float32 train the same model from the same seed on the same batches: their losses should "
-        "agree to well within 1%")
-    a16, a32 = np.mean(results["mixed float16"]["test_accuracy"]), np.mean(results["float32"]["test_accuracy"])
-    assert abs(a16 - a32) < 0.15, (f"mixed float16's mean accuracy {a16:.3f} is far from float32's {a32:.3f}: "
-                                   f"is loss scaling skipping or corrupting updates?")
-
-
-@task("experiment_precision", weight=2, contract=EARLIER_PRECISION)
-def test_earlier_stress_scales_follow_the_rules(student):
-    """the stress test's scale sequence (your update) follows the back-off / growth rules"""
-    s = _earlier_stress(student)
-    scales = np.asarray(s["scales"], dtype=float)
-    assert scales.ndim == 1 and scales.size > 0, "stress_results['scales'] is empty"
-    skipped = _assert_replays(student, scales, 2.0 ** 24, 10, "stress test (init 2^24, growth_interval 10)")
-    assert s["skipped_steps"] == skipped, (
-        f"stress test: scaler.skipped_steps is {s['skipped_steps']}, but the scale backed off {skipped} times")
-
-
-@task("experiment_precision", weight=1, contract=EARLIER_PRECISION)
-def test_earlier_mixed_run_scales_follow_the_rules(student):
-    """the mixed float16 run's scale sequence (your update) follows the back-off / growth rules"""
-    mixed = _precision(student, EARLIER_PRECISIONS)["mixed float16"]
-    scales = np.asarray(mixed["scales"], dtype=float)
-    assert scales.ndim == 1 and scales.size > 0, "precision_results['mixed float16']['scales'] is empty"
-    init, growth = as_float(_variable(student, "MIXED_INIT_SCALE"), "MIXED_INIT_SCALE"), _count(student, "MIXED_GROWTH")
-    skipped = _assert_replays(student, scales, float(init), int(growth),
-                              f"mixed float16 run, first seed (init {init:g}, growth_interval {growth})")
-    assert mixed["skipped_steps"][0] == skipped, (
-        f"mixed float16, first seed: skipped_steps is {mixed['skipped_steps'][0]}, but the scale backed off "
-        f"{skipped} times")
