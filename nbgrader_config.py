@@ -51,6 +51,9 @@ c.PercentPerDay.max_percent = 100
 # Collecting (formgrader's Collect button, `nbgrader collect`) as `course collect` does: regular files
 # only, each folder owned by the student it names, the time from the exchange (course_tools/inbound.py).
 c.ExchangeFactory.collect = "course_tools.exchange_collect.CourseCollect"
+# Releasing (formgrader's Release button, `nbgrader release_assignment`) through `course release`:
+# its checks, the version record and labels (course_tools/exchange_release.py).
+c.ExchangeFactory.release_assignment = "course_tools.exchange_release.CourseRelease"
 # grades.csv with its scores rounded as formgrader shows them (course_tools/grades_csv.py).
 c.ExportApp.plugin_class = "course_tools.grades_csv.RoundedCsvExport"
 # A graded cell a student deleted comes back (and scores what the hidden suite says).

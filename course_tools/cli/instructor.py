@@ -126,7 +126,12 @@ def release(course: Course, assignment: str, due: str | None, force: bool = Fals
         with course.gradebook() as gradebook:
             gradebook.update_or_create_assignment(assignment, duedate=parse_due(due))
     version = release_versions.record(course.root, assignment, versions.release_folder(course, assignment))
-    course.nbgrader_or_fail("release_assignment", assignment, "--force", what=f"releasing {assignment}")
+    # The copy alone: CourseRelease (the configured exchange class) runs `course release` itself
+    # when nbgrader's release is started anywhere else (formgrader's Release button).
+    from ..exchange_release import THROUGH_COURSE
+
+    course.nbgrader_or_fail("release_assignment", assignment, "--force", THROUGH_COURSE,
+                            what=f"releasing {assignment}")
     outbound = course.exchange / course.course_id / "outbound" / assignment
     for problem in release_versions.label_notebooks(outbound, version):
         _say(f"warning: the released notebook carries no version label ({problem}); its cells still say "
