@@ -1,0 +1,116 @@
+# Generated from course_lib/stand_ins.py for the release of 03_ndarray by `python -m course_tools.build` - do not edit.
+"""Stand-ins that a visible check lends in place of another task of the same notebook
+(``course_lib.checks.lent``), so that the check fails only because of its own task, and the
+expected values of checks that would otherwise print the answer to a question of the notebook.
+
+A stand-in knows the inputs of the checks that lend it, and nothing else: it is a table, not an
+algorithm, so it is no way around writing the task. The tables keep their answers as short
+digests (``digest``), not in the clear. The stand-in finds the answer among the few possible ones
+(the sorted tuples of axes of an array, the orders of its axes). So the answers to the notebooks'
+questions are not printed here. tests/test_stand_ins.py checks every entry against the reference
+code.
+
+    with lent(nd, "normalize_axes", normalize_axes):              # 01: summation, transpose
+    with lent(ops.shaping, "transpose_permutation", transpose_permutation):   # 01: transpose
+    with lent(ops.shaping, "reduce_to_shape", matmul_reduce_to_shape):       # 02: matmul
+    assert_close(got, broadcast_copies((2, 1, 4), (5, 2, 3, 4)), ...)         # 02: broadcast_to
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import numbers
+
+
+def digest(value: tuple) -> str:
+    """A short fingerprint of a tuple of ints: what the tables below store instead of the answer."""
+    return hashlib.sha256(repr(tuple(int(v) for v in value)).encode()).hexdigest()[:10]
+
+
+def _recall(table: dict, key, candidates, unknown: str) -> tuple:
+    if key not in table:
+        raise AssertionError(unknown)
+    return next(c for c in candidates if digest(c) == table[key])
+
+
+def _subsets(n: int):
+    """Every increasing tuple of axes of an n-dimensional array: (), (0,), (1,), ..., (0, 1, ..., n - 1)."""
+    return itertools.chain.from_iterable(itertools.combinations(range(n), r) for r in range(n + 1))
+
+
+# 01: the axes that the checks of summation, transpose_permutation and transpose pass to normalize_axes.
+# (ndim, axes as given, an int as a 1-tuple) -> digest of the normalized axes
+NORMALIZED_AXES = {
+    (1, None): "91d6039a01", (1, (0,)): "91d6039a01", (2, None): "a5cabe6130", (2, (0,)): "91d6039a01",
+    (2, (1,)): "28cb03b06c", (2, (0, 1)): "a5cabe6130", (2, (-2, -1)): "a5cabe6130", (3, None): "eae0f06c46",
+    (3, (0,)): "91d6039a01", (3, (1,)): "28cb03b06c", (3, (2,)): "0555debc8a", (3, (-1,)): "0555debc8a",
+    (3, (0, 1)): "a5cabe6130", (3, (0, 2)): "1f64673779", (3, (1, 2)): "cf4dabed2c", (3, (2, 0)): "1f64673779",
+    (3, (-1, 0)): "1f64673779", (3, (-1, -3)): "1f64673779", (3, (-2, -1)): "cf4dabed2c",
+    (3, (0, 1, 2)): "eae0f06c46", (4, (0, 1)): "a5cabe6130", (4, (2, 3)): "dc4307c085", (4, (-2, -1)): "dc4307c085",
+    (4, (1, 3)): "0567007dc5", (4, (3, 1)): "0567007dc5", (4, (0, 3)): "1f1868f069", (4, (0, -1)): "1f1868f069",
+    (4, (-2, 0)): "1f64673779", (4, (0, 2)): "1f64673779", (4, (2, 0)): "1f64673779",
+}
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """01's normalize_axes for the axes of the checks that lend it, with its errors."""
+    key = axis if axis is None else (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    for ax in key or ():
+        if not -ndim <= ax < ndim:
+            raise ValueError(f"axis {ax} is out of range for an array with {ndim} dimensions")
+    if key is not None and len({ax % ndim for ax in key}) != len(key):
+        raise ValueError(f"repeated axis in {key}")
+    return _recall(NORMALIZED_AXES, (ndim, key), _subsets(ndim),
+                   f"the checks' stand-in for normalize_axes knows the axes of the checks only, not {axis!r} "
+                   f"for {ndim} dimensions: pass it self.axes, or the tuple it returned")
+
+
+# 01: the axes that the check of transpose passes to transpose_permutation.
+# (axes, ndim) -> digest of the order of axes for NDArray.permute
+PERMUTATIONS = {
+    (None, 2): "e348257ed6", (None, 3): "c816d7a9d0", (None, 4): "9df149b780", ((0, 2), 3): "04eaa0215c",
+    ((0, 1), 3): "d8e4e3e5a5", ((1, 2), 3): "c816d7a9d0", ((2, 0), 3): "04eaa0215c", ((-1, -3), 3): "04eaa0215c",
+    ((0, 1), 4): "57cd5bd4fe",
+}
+
+
+def transpose_permutation(axes, ndim: int) -> tuple[int, ...]:
+    """01's transpose_permutation for the axes of the transpose check."""
+    if ndim < 2:
+        raise ValueError(f"transpose needs an array with at least 2 dimensions, got one with {ndim} (axes={axes!r})")
+    key = (axes if axes is None else tuple(axes), ndim)
+    return _recall(PERMUTATIONS, key, itertools.permutations(range(ndim)),
+                   f"the check's stand-in for transpose_permutation knows the axes of the check only, not "
+                   f"{axes!r} for {ndim} dimensions: pass it self.axes")
+
+
+# 02: what matmul's gradient asks reduce_to_shape to do in the check of backward_matmul.
+# (gradient shape, target shape) -> digest of the axes summed before reshaping to the target
+MATMUL_SUMMED_AXES = {
+    ((8, 4, 5), (4, 5)): "91d6039a01", ((6, 3, 4), (3, 4)): "91d6039a01", ((6, 3, 4), (1, 3, 4)): "91d6039a01",
+    ((2, 5, 3, 4), (2, 1, 3, 4)): "28cb03b06c", ((2, 5, 4, 2), (5, 4, 2)): "91d6039a01",
+}
+
+
+def matmul_reduce_to_shape(grad, shape):
+    """02's reduce_to_shape for the shapes that matmul's gradient meets in the check of backward_matmul."""
+    from .ops import reshape, summation
+
+    shape = tuple(shape)
+    if tuple(grad.shape) == shape:
+        return grad
+    axes = _recall(MATMUL_SUMMED_AXES, (tuple(grad.shape), shape), _subsets(len(grad.shape)),
+                   f"matmul's gradient asked reduce_to_shape to take a {grad.shape} gradient to {shape}: the "
+                   f"gradient of a matmul with these inputs never has that shape")
+    return reshape(summation(grad, axes), shape)
+
+
+def broadcast_copies(shape, broadcast_shape):
+    """How many copies of each element of an array of ``shape`` ``np.broadcast_to(.., broadcast_shape)``
+    makes, counted by NumPy: what reduce_to_shape of all ones must give (02, backward_broadcast_to)."""
+    import numpy as np
+
+    shape = tuple(shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    index = np.broadcast_to(np.arange(size).reshape(shape), broadcast_shape)
+    return np.bincount(index.ravel(), minlength=size).reshape(shape).astype(np.float64)
