@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .values import to_numpy
+
 _handed: list = []
 _read: list | None = None
 
@@ -38,18 +40,10 @@ def take() -> list | None:
 
 
 def _value_of(obj):
-    """The object's values as a fresh NumPy array; None when it no longer holds an array (a
-    Tensor whose data the student's code replaced with something else)."""
-    from course_lib import nd
-    from course_lib.autograd import Tensor
-
+    """The object's values as a fresh NumPy array, through the worker's one conversion
+    (values.to_numpy); None when it no longer holds an array (a Tensor whose data the
+    student's code replaced with something else)."""
     try:
-        if isinstance(obj, Tensor):
-            obj = obj.cached_data
-        if isinstance(obj, nd.NDArray):
-            return np.array(obj.numpy())
-        if isinstance(obj, np.ndarray):
-            return np.array(obj)
+        return np.array(to_numpy(obj, "an array handed to the student's code"))
     except Exception:  # noqa: BLE001 - whatever the student's code left there
         return None
-    return None
