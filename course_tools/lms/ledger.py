@@ -1,0 +1,109 @@
+"""What the course knows of the LMS, in the course's database (the gradebook's ``db_url``, SQLite
+or PostgreSQL), beside nbgrader's tables as course_tools/extensions.py keeps its own:
+
+    course_lms_members    one row per platform member: their platform id, the account name (the
+                          gradebook's student id), roles, names, and whether they are still in the
+                          course (a drop is ``active = False``: nbgrader's students have no such
+                          field, and a student is never deleted with their grades)
+    course_lms_lineitems  the platform's line item of each assignment (its id is a URL)
+    course_lms_scores     per assignment and student, the score last sent and the platform's answer:
+                          ``state`` is "sending" from just before the post until the answer is stored
+                          (so a push killed in between leaves "sending": the next one asks the platform's
+                          results before posting again), then "sent" or "refused".
+"""
+from __future__ import annotations
+
+from sqlalchemy import (Boolean, Column, DateTime, Float, Integer, MetaData, String, Table, Text, UniqueConstraint,
+                        create_engine, select)
+
+from ..gradebook_tables import create_racing_others, utcnow
+
+metadata = MetaData()
+members = Table(
+    "course_lms_members", metadata,
+    Column("user_id", String(255), primary_key=True),       # the platform's id (sub / user_id)
+    Column("student", String(128), nullable=False, unique=True),  # the account name: gradebook student id
+    Column("is_student", Boolean, nullable=False),
+    Column("active", Boolean, nullable=False),
+    Column("roles", Text, nullable=False, default=""),       # the platform's roles, space-separated
+    Column("given_name", Text, nullable=False, default=""),
+    Column("family_name", Text, nullable=False, default=""),
+    Column("email", Text, nullable=False, default=""),
+    Column("synced_at", DateTime, nullable=False),            # naive UTC: the last sync that changed the row
+)
+lineitems = Table(
+    "course_lms_lineitems", metadata,
+    Column("assignment", String(128), primary_key=True),
+    Column("lineitem", Text, nullable=False),                 # its id: a URL on the platform
+    Column("score_maximum", Float, nullable=False),
+    Column("recorded_at", DateTime, nullable=False),
+)
+scores = Table(
+    "course_lms_scores", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("assignment", String(128), nullable=False),
+    Column("student", String(128), nullable=False),
+    Column("user_id", String(255), nullable=False),
+    Column("lineitem", Text, nullable=False),
+    Column("payload", Text, nullable=False),                  # what decides a resend: score, maximum, progress, comment
+    Column("timestamp", String(64), nullable=False),          # the score's timestamp as posted
+    Column("state", String(16), nullable=False),              # sending | sent | refused
+    Column("answer_status", Integer),                         # the platform's HTTP status (None: unanswered)
+    Column("answer", Text, nullable=False, default=""),      # the start of its answer, or how it was confirmed
+    Column("updated_at", DateTime, nullable=False),
+    UniqueConstraint("assignment", "student", name="course_lms_scores_one_per_student"),
+)
+
+
+class Ledger:
+    def __init__(self, db_url: str):
+        self.engine = create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
+        create_racing_others(lambda: metadata.create_all(self.engine, checkfirst=True))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ members
+    def members(self) -> dict[str, dict]:
+        with self.engine.begin() as conn:
+            return {row.user_id: dict(row._mapping) for row in conn.execute(select(members))}
+
+    def put_member(self, row: dict) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(members.update().where(members.c.user_id == row["user_id"])
+                                .values(synced_at=utcnow(), **row))
+            if not done.rowcount:
+                conn.execute(members.insert().values(synced_at=utcnow(), **row))
+
+    # ------------------------------------------------------------------ line items
+    def lineitem(self, assignment: str) -> dict | None:
+        with self.engine.begin() as conn:
+            row = conn.execute(select(lineitems).where(lineitems.c.assignment == assignment)).first()
+        return dict(row._mapping) if row else None
+
+    def put_lineitem(self, assignment: str, lineitem: str, score_maximum: float) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(lineitems.delete().where(lineitems.c.assignment == assignment))
+            conn.execute(lineitems.insert().values(assignment=assignment, lineitem=lineitem,
+                                                   score_maximum=score_maximum, recorded_at=utcnow()))
+
+    # ------------------------------------------------------------------ scores
+    def scores(self, assignment: str) -> dict[str, dict]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(scores).where(scores.c.assignment == assignment))
+            return {row.student: dict(row._mapping) for row in rows}
+
+    def put_score(self, assignment: str, student: str, **values) -> None:
+        """Insert or update the row of (assignment, student), committed before this returns."""
+        where = (scores.c.assignment == assignment) & (scores.c.student == student)
+        with self.engine.begin() as conn:
+            done = conn.execute(scores.update().where(where).values(updated_at=utcnow(), **values))
+            if not done.rowcount:
+                conn.execute(scores.insert().values(assignment=assignment, student=student, updated_at=utcnow(),
+                                                    **values))
