@@ -55,6 +55,23 @@ def round_scores(path: Path, own_deadlines: dict[tuple[str, str], str] | None = 
     return True
 
 
+def export_rows(gradebook, assignments: list[str] | None = None) -> list[dict[str, str]]:
+    """The rows `course export` writes to grades.csv (this module's plugin, into a scratch file),
+    as dicts by column: what the LMS push and the Canvas and Moodle files send, computed once."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="course-export-") as scratch:
+        dest = Path(scratch) / "grades.csv"
+        RoundedCsvExport(to=str(dest), assignment=list(assignments or [])).export(gradebook)
+        with open(dest, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    broken = [row.get("student_id") for row in rows if None in row or None in row.values()]
+    if broken:
+        raise ValueError(f"grades.csv's rows of {', '.join(map(str, broken))} do not match its header (nbgrader "
+                         f"writes a name holding a comma unquoted): remove the comma from the gradebook's name")
+    return rows
+
+
 class RoundedCsvExport(CsvExportPlugin):
     """nbgrader's CSV export, its scores rounded to formgrader's two decimals."""
 

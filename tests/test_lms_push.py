@@ -1,0 +1,143 @@
+"""`course lms push` (course_tools/lms/push.py) against a real LTI 1.3 platform on loopback
+(tests/lms_platform.py: lti1p3platform's tokens and keys, its service endpoints): the platform ends
+holding exactly grades.csv's final scores, a second push sends nothing, a changed manual grade sends
+one score, and a flaky platform or a killed push ends, after the next push, with no duplicate."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from lms_class import ASSIGNMENT, export_scores, grade_class, platform_and_course, set_manual
+
+pytest.importorskip("pylti1p3")
+pytest.importorskip("lti1p3platform")
+
+
+def _synced_class(tmp_path, **kwargs):
+    from course_tools.lms.roster import sync
+
+    platform, course = platform_and_course(tmp_path, **kwargs)
+    platform.__enter__()
+    sync(course)
+    grade_class(course)
+    return platform, course
+
+
+def _user_ids(course) -> dict[str, str]:
+    from course_tools.lms.ledger import Ledger
+
+    with Ledger(course.db_url) as ledger:
+        return {row["student"]: uid for uid, row in ledger.members().items()}
+
+
+def _assert_platform_holds_the_export(platform, course):
+    users = _user_ids(course)
+    held = platform.held_scores()
+    expected = export_scores(course)
+    assert {users[s] for s in expected} == set(held)
+    for student, (score, maximum) in expected.items():
+        assert held[users[student]] == (score, maximum), student
+    per_user = {}
+    for post in platform.posts:   # no duplicate: one stored post per student and score
+        key = (post["userId"], post["scoreGiven"], post["comment"])
+        per_user[key] = per_user.get(key, 0) + 1
+    assert max(per_user.values()) == 1, [k for k, n in per_user.items() if n > 1]
+
+
+def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(tmp_path):
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path)
+    with platform:
+        first = push(course, ASSIGNMENT)
+        assert first.complete and len(first.sent) == 27 and not first.refused   # 28 learners, 1 dropped
+        _assert_platform_holds_the_export(platform, course)
+        item = next(iter(platform.lineitems.values()))
+        assert (item["resourceId"], item["label"], item["scoreMaximum"]) == (ASSIGNMENT, ASSIGNMENT, 15.0)
+        by_user = {p["userId"]: p for p in platform.posts}
+        assert by_user["s24"]["gradingProgress"] == "PendingManual"        # the written answer waits
+        assert by_user["s01"]["gradingProgress"] == "FullyGraded"
+        assert by_user["s25"]["activityProgress"] == "Initialized" and by_user["s25"]["scoreGiven"] == 0
+        assert by_user["s23"]["activityProgress"] == "Completed" and "late penalty of 2" in by_user["s23"]["comment"]
+        assert "course fetch 04_conv_backward --feedback" in by_user["s01"]["comment"]
+        assert platform.token_scopes[-1:] == [sorted(["https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+                                                 "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+                                                 "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"])]
+
+        before = len(platform.requests)
+        second = push(course, ASSIGNMENT)
+        assert (second.planned, second.requests, second.up_to_date) == ([], 0, 27)
+        assert len(platform.requests) == before   # not even a token
+
+        set_manual(course, "s05", 4.5)            # a late manual grade
+        third = push(course, ASSIGNMENT)
+        assert third.sent == ["s05"] and platform.score_posts() == 28
+        _assert_platform_holds_the_export(platform, course)
+
+
+def test_dry_run_says_what_would_change_and_sends_nothing(tmp_path):
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path)
+    with platform:
+        before = len(platform.requests)
+        plan = push(course, ASSIGNMENT, dry_run=True)
+        assert len(plan.planned) == 27 and {p.why for p in plan.planned} == {"new"}
+        assert len(platform.requests) == before and not platform.posts
+
+
+def test_a_platform_failing_every_third_request_ends_complete_with_no_duplicate(tmp_path):
+    """Every third request fails: a 500 (not stored) or a timeout (stored, answered too late).
+    Pushes run until one completes; the platform holds each score from exactly one post."""
+    from course_tools.lms.push import push
+    from course_tools.lms.registration import LmsError
+
+    platform, course = _synced_class(tmp_path)
+    config = course.root / "nbgrader_config.py"
+    config.write_text(config.read_text() + "c.LMS.timeout = 0.3\n")
+    from course_tools.course_dir import Course
+
+    course = Course(course.root)
+    platform.fail_every, platform.delay = 3, 0.6
+    with platform:
+        runs, unanswered = 0, 0
+        while runs == 0 or push(course, ASSIGNMENT, dry_run=True).planned:
+            runs += 1
+            assert runs <= 8, "the pushes never completed"
+            try:
+                unanswered += len(push(course, ASSIGNMENT).unanswered)
+            except LmsError:       # the token or line item request failed twice: nothing posted this time
+                continue
+        assert unanswered > 0 and platform.failures >= 3
+        _assert_platform_holds_the_export(platform, course)
+        assert len(platform.posts) == 27   # stored posts: one per student
+
+
+def test_a_push_killed_mid_push_is_completed_by_the_next_with_no_duplicate(tmp_path):
+    """`course lms push` in a subprocess, killed with SIGKILL after the platform stored its 5th score and
+    before the answer reached it: the next push finds that score on the platform and posts the rest."""
+    from course_tools.lms.ledger import Ledger
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path)
+    platform.hold_post = 5
+    with platform:
+        env = {**os.environ, "COURSE_DIR": str(course.root)}
+        child = subprocess.Popen([sys.executable, "-m", "course_tools.cli", "lms", "push", ASSIGNMENT], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            assert platform.held.wait(60), child.communicate(timeout=5)[0]
+        finally:
+            os.kill(child.pid, signal.SIGKILL)
+            child.wait(10)
+        platform.release.set()
+        with Ledger(course.db_url) as ledger:
+            states = [row["state"] for row in ledger.scores(ASSIGNMENT).values()]
+        assert states.count("sent") == 4 and states.count("sending") == 1
+        outcome = push(course, ASSIGNMENT)
+        assert outcome.complete and len(outcome.confirmed) == 1 and len(outcome.sent) == 22
+        _assert_platform_holds_the_export(platform, course)
+        assert len(platform.posts) == 27
