@@ -1,6 +1,7 @@
 """`course`: the course's one command-line tool (installed with the package).
 
     instructor   course init | build | student-package | release | extend | extensions | collect | grade | serve | feedback | export | status
+    LMS          course lms push | roster | keys | config   (cli/lms.py; course_tools/lms)
     student      course fetch | submit | check   (course_student/cli.py; the student install has only these)
     everyone     course demo
     developers   course mutants   (course_tools/mutation: mutation testing of the hidden suites)
@@ -21,7 +22,7 @@ from course_student.cli import EPILOG, fail
 
 from ..course_dir import CourseError, find_course
 from ..terminal import printable
-from . import extend, instructor, status
+from . import extend, instructor, lms, status
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -117,12 +118,18 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", default=None, help="only this student")
 
-    sub = command("export", "export every grade to a CSV file (nbgrader export)")
-    sub.add_argument("--to", type=Path, default=Path("grades.csv"), help="the CSV file (default grades.csv)")
+    sub = command("export", "export every grade to a CSV file (nbgrader export), or as Canvas's or Moodle's grade "
+                            "import file")
+    sub.add_argument("--to", type=Path, default=None,
+                     help="the CSV file (default grades.csv; grades-canvas.csv, grades-moodle.csv with --format)")
+    sub.add_argument("--format", choices=["nbgrader", "canvas", "moodle"], default="nbgrader",
+                     help="nbgrader: grades.csv as nbgrader writes it (default); canvas: Canvas's gradebook import "
+                          "CSV; moodle: Moodle's grade import CSV (the same scores; docs/lms.md)")
     sub.add_argument("--exporter", default=None, metavar="MODULE.CLASS",
                      help="an nbgrader export plugin instead of the CSV one (nbgrader export --exporter)")
 
     status.add_commands(command)
+    lms.add_commands(command)
 
     sub = command("report", "what a graded assignment says: per task and hidden check, the class's common "
                             "mistakes, miscalibrated checks, manual grading left, late work, grading errors "
@@ -208,7 +215,13 @@ def _run(args) -> int:
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student)
     if name == "export":
-        return instructor.export(course, args.to, args.exporter)
+        if args.format != "nbgrader":
+            if args.exporter:
+                raise CourseError("--exporter goes with the nbgrader format only, not with --format " + args.format)
+            return instructor.export_for_lms(course, args.format, args.to)
+        return instructor.export(course, args.to or Path("grades.csv"), args.exporter)
+    if name == "lms":
+        return lms.run(course, args)
     if name == "status":
         return status.status(course, args.assignment)
     if name == "report":
