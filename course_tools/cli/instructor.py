@@ -368,3 +368,14 @@ def export(course: Course, to: Path, exporter: str | None = None) -> int:
                       right={2, 3, 4, 5}))
     _say(f"\n{plural(len(rows), 'row')} written to {to}")
     return 0
+
+
+def export_for_lms(course: Course, kind: str, to: Path | None) -> int:
+    """Canvas's or Moodle's grade import file, with grades.csv's scores (course_tools/lms/import_csv.py)."""
+    from ..lms.import_csv import write
+
+    to = Path(to or f"grades-{kind}.csv").resolve()
+    students = write(course, kind, to)
+    _say(f"{plural(students, 'student')} written to {to}, as {kind.title()}'s grade import file (docs/lms.md says "
+         f"how to import it)")
+    return 0
