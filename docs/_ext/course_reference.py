@@ -23,7 +23,8 @@ SCANNED_FILES = ["nbgrader_config.py", "Makefile", ".ci/run"]
 ENV_NAME = re.compile(r"""["'](COURSE_[A-Z0-9_]+)["']""")       # a name in quotes, as os.environ reads it
 SHELL_NAME = re.compile(r"\b(COURSE_[A-Z0-9_]+)=")                # set in Makefile / .ci/run
 # The nbgrader settings (traitlets classes) the course's nbgrader_config.py configures.
-SETTINGS = ["course_tools.grading.nbgrader.plugin:HiddenSuiteGrader", "course_tools.late_penalty:PercentPerDay"]
+SETTINGS = ["course_tools.grading.nbgrader.plugin:HiddenSuiteGrader", "course_tools.late_penalty:PercentPerDay",
+            "course_tools.lms.registration:LMS"]
 
 
 def _text(value: str) -> str:
