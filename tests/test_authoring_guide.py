@@ -211,6 +211,28 @@ def followed(tmp_path_factory) -> Followed:
     return Followed(bundle, course, said, seconds)
 
 
+def test_the_guide_fits_todays_files(tmp_path):
+    """Quick, and without a sandbox: every edit of the guide finds its lines once in this checkout,
+    every file it adds to exists, and its notebook script runs on a copy of the source notebook.
+    (The slow tests below follow the whole guide.)"""
+    blocks = [b for b in guide_blocks(GUIDE.read_text()) if b.kind]
+    kinds = [b.kind for b in blocks]
+    assert {kind: kinds.count(kind) for kind in sorted(CLASSES)} == {
+        "guide-append": 4, "guide-edit": 2, "guide-refused": 1, "guide-run": 5, "guide-script": 1}
+    for block in blocks:
+        if block.kind in ("guide-edit", "guide-append"):
+            (tmp_path / "bundle" / block.options["caption"]).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / block.options["caption"], tmp_path / "bundle" / block.options["caption"])
+            (apply_edit if block.kind == "guide-edit" else append)(tmp_path / "bundle" / block.options["caption"],
+                                                                   block.text)
+    shutil.copytree(ROOT / "source" / ASSIGNMENT, tmp_path / "bundle" / "source" / ASSIGNMENT)
+    (script,) = [b for b in blocks if b.kind == "guide-script"]
+    status, out = _run([sys.executable, "-c", script.text], tmp_path / "bundle", dict(os.environ))
+    assert status == 0, out
+    nb = nbformat.read(str(tmp_path / "bundle" / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4)
+    assert TASK in [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+
+
 def _result(followed: Followed, student: str) -> dict:
     store = ResultStore(followed.course)
     result = store.get(ASSIGNMENT, store.key_of_student(ASSIGNMENT, student))
