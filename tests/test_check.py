@@ -87,6 +87,27 @@ def test_a_wrong_transpose_fails_exactly_the_transpose_check(tmp_path):
     assert "14 of 15 checks pass (14 / 15 points)" in format_report(report)
 
 
+def test_a_crash_inside_a_check_names_the_case_it_was_checking(tmp_path):
+    # The release (its student course_lib runs) with a normalize_axes that forgets NumPy integers:
+    # the crash deep inside it says which of the check's cases was being checked.
+    notebook = _copy(ROOT / "assignments" / FORWARD, tmp_path / FORWARD)
+    nb = nbformat.read(str(notebook), as_version=4)
+    _cell(nb, "normalize_axes_code").source = (
+        '@implements(nd, "normalize_axes")\n'
+        "def normalize_axes(axis, ndim):\n"
+        "    if axis is None:\n"
+        "        return tuple(range(ndim))\n"
+        "    if isinstance(axis, int):\n"
+        "        axis = (axis,)\n"
+        "    return tuple(sorted(int(a) % ndim for a in axis))\n")
+    nbformat.write(nb, str(notebook))
+
+    report = check_notebook(notebook, progress=False)
+    message = next(t.message for t in report.tasks if t.task == "normalize_axes")
+    assert message == ("TypeError: 'numpy.int64' object is not iterable "
+                       "(while checking the case axis=np.int64(1), ndim=2, expected=(1,))"), message
+
+
 def test_a_hanging_cell_is_interrupted_and_the_check_goes_on(tmp_path):
     notebook = _copy(ROOT / "source" / FORWARD, tmp_path / FORWARD)
     nb = nbformat.read(str(notebook), as_version=4)

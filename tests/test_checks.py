@@ -84,3 +84,98 @@ def test_a_demonstration_reports_a_failure_and_lets_run_all_go_on(error, shown, 
     with demonstration("the demo"):
         after.append("a body that works runs as usual")
     assert capsys.readouterr().out == "" and len(after) == 2
+
+
+# A visible check loops over its cases with a plain `for`; the student's function, defined in the
+# same notebook, raises somewhere inside one of them (01's normalize_axes gave only "TypeError:
+# 'numpy.int64' object is not iterable"). Cells are compiled under a name that linecache knows, as
+# IPython does.
+_CELL = '''\
+def normalize(axis, ndim):
+    return tuple(a % ndim for a in axis)      # forgets that axis may be one integer
+
+import numpy as np
+for axis, ndim in [((0, 1), 2), ((-1,), 3)]:
+    assert normalize(axis, ndim) is not None
+x = np.zeros((2, 3))
+for shape in [(2, 3)]:
+    for axis, ndim in [((1,), 2), (np.int64(1), 2)]:
+        normalize(axis, ndim)
+'''
+
+
+def _run_cell(source, name):
+    import linecache
+
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    namespace = {}
+    try:
+        exec(compile(source, name, "exec"), namespace)
+    except Exception as err:
+        return namespace, err
+    finally:
+        linecache.cache.pop(name, None)
+    raise AssertionError("the cell did not raise")
+
+
+def test_an_error_inside_a_checks_loop_names_the_case(tmp_path):
+    import linecache
+    import types
+
+    from course_lib.checks import _traceback_with_note, case_being_checked
+
+    name = "<cell-case>"
+    namespace, err = _run_cell(_CELL, name)
+    assert isinstance(err, TypeError)
+    linecache.cache[name] = (len(_CELL), None, _CELL.splitlines(True), name)
+    try:
+        assert case_being_checked(err.__traceback__, namespace) == "shape=(2, 3), axis=np.int64(1), ndim=2"
+        assert case_being_checked(err.__traceback__, {}) is None        # code that is not the notebook's
+        shown = []
+        shell = types.SimpleNamespace(user_ns=namespace, _showtraceback=lambda *a: shown.append(a),
+                                      InteractiveTB=types.SimpleNamespace(structured_traceback=lambda *a, **k: ["tb"]))
+        _traceback_with_note(shell, TypeError, err, err.__traceback__)
+        etype, evalue, lines = shown.pop()
+        # the one-line message (what `course check` reports) and the traceback both name the case
+        assert str(evalue) == f"{err} (while checking the case shape=(2, 3), axis=np.int64(1), ndim=2)"
+        assert "While checking the case shape=(2, 3), axis=np.int64(1), ndim=2" in lines
+        # a check's own AssertionError names its case already; a stub's NotImplementedError is no case's
+        for own in (AssertionError("normalize((1,), 2): wrong"), NotImplementedError()):
+            _traceback_with_note(shell, type(own), own, err.__traceback__)
+            etype, evalue, lines = shown.pop()
+            assert evalue is own and not any("While checking" in line for line in lines)
+    finally:
+        linecache.cache.pop(name, None)
+
+
+def test_the_students_own_loop_is_not_the_case():
+    import linecache
+
+    from course_lib.checks import case_being_checked
+
+    name = "<cell-own-loop>"
+    source = ("def normalize(axis, ndim):\n    out = []\n    for a in axis:\n        out.append(a % ndim)\n"
+              "    return tuple(out)\n\nfor axis in [(0, 1), (0, None)]:\n    normalize(axis, 2)\n")
+    namespace, err = _run_cell(source, name)
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    try:
+        assert case_being_checked(err.__traceback__, namespace) == "axis=(0, None)"
+    finally:
+        linecache.cache.pop(name, None)
+
+
+def test_an_error_outside_any_loop_and_a_large_case_value():
+    import linecache
+
+    from course_lib.checks import _short, case_being_checked
+
+    name = "<cell-no-loop>"
+    source = "value = 1\nvalue.missing\n"
+    namespace, err = _run_cell(source, name)
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    try:
+        assert case_being_checked(err.__traceback__, namespace) is None
+    finally:
+        linecache.cache.pop(name, None)
+    assert _short(np.zeros((40, 50))) == "<ndarray of shape (40, 50), float64>"
+    assert _short("x" * 100).endswith("...") and len(_short("x" * 100)) == 60

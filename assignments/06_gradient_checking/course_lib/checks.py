@@ -10,9 +10,12 @@ device computed them. Gradients are checked by ``course_lib.gradcheck.gradient_c
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import linecache
 import re
 import sys
+import traceback
 from typing import Callable
 
 import numpy as np
@@ -130,12 +133,63 @@ RUN_ALL_NOTE = ("Run All stops at the first cell that raises, so the cells below
                 "Run > Run Selected Cell and All Below.")
 
 
+def _short(value, limit: int = 60) -> str:
+    """A case's value for a message: its repr, an array by its shape and dtype, cut to ``limit``."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None and len(shape) > 0:
+        return f"<{type(value).__name__} of shape {tuple(shape)}, {dtype}>"
+    try:
+        text = repr(value)
+    except Exception:  # a value whose repr fails still names its type
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def case_being_checked(tb, namespace: dict) -> str | None:
+    """The case a check was at when ``tb`` was raised: the variables of the ``for`` loops of the
+    notebook's cell that ran (a module-level frame whose globals are ``namespace``) around the line
+    that raised, outer loop first, e.g. "axis=np.int64(1), ndim=2, expected=(1,)"; None outside
+    such a loop. Loops inside functions (the student's own, a helper's) are not the check's cases.
+
+    Every visible check that iterates over cases does it with a plain ``for`` loop, so this names
+    the case for all of them: an exception from the student's code (a TypeError deep inside their
+    function) then says which input it was checking, not only what went wrong."""
+    found: dict[str, str] = {}
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_globals is not namespace or frame.f_code.co_name != "<module>":
+            continue
+        source = "".join(linecache.getlines(frame.f_code.co_filename))
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):  # a cell with IPython syntax (magics) is not Python
+            continue
+        loops = [node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.AsyncFor))
+                 and node.body and node.body[0].lineno <= lineno <= (node.end_lineno or node.lineno)]
+        for loop in sorted(loops, key=lambda node: node.lineno):
+            for name in ast.walk(loop.target):
+                if isinstance(name, ast.Name) and name.id in frame.f_locals and name.id not in found:
+                    found[name.id] = _short(frame.f_locals[name.id])
+    return ", ".join(f"{name}={value}" for name, value in found.items()) or None
+
+
 def _traceback_with_note(shell, etype, value, tb, tb_offset=None):
     """IPython's custom-exception handler: shows the usual traceback, then RUN_ALL_NOTE, as the
-    cell's error output (IPython has already marked the cell as failed before calling it)."""
+    cell's error output (IPython has already marked the cell as failed before calling it). An error
+    raised inside a check's loop over cases, other than the check's own AssertionError or a stub's
+    NotImplementedError, also names the case, in the traceback and in the error's one-line message
+    (which `course check` reports)."""
     sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # for %debug, as IPython does
     lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
-    shell._showtraceback(etype, value, [*lines, "", f"\N{WARNING SIGN} {RUN_ALL_NOTE}"])
+    shown, case = value, None
+    if not isinstance(value, (AssertionError, NotImplementedError)):
+        try:
+            case = case_being_checked(tb, shell.user_ns)
+        except Exception:  # naming the case is a courtesy: it never hides the error itself
+            case = None
+    if case:
+        shown = f"{value} (while checking the case {case})"
+        lines = [*lines, "", f"While checking the case {case}"]
+    shell._showtraceback(etype, shown, [*lines, "", f"\N{WARNING SIGN} {RUN_ALL_NOTE}"])
 
 
 def install_run_all_note(shell=None) -> bool:
