@@ -77,6 +77,17 @@ def _stated_points(nb):
 
 
 @pytest.mark.parametrize("assignment", BUILT)
+def test_every_instruction_and_given_cell_is_locked(assignment):
+    """Instructions, figures and demos are locked in every notebook (autograding puts back the
+    original of a locked cell): a cell is the student's to write only when it is a solution cell
+    (code, or a written answer)."""
+    nb = _source(assignment)
+    loose = [f"{cell.cell_type} cell {cell.get('id')} ({_nbgrader(cell).get('grade_id', 'no nbgrader metadata')})"
+             for cell in nb.cells if not _nbgrader(cell).get("solution") and not _nbgrader(cell).get("locked")]
+    assert not loose, f"{assignment}: cells that are neither locked nor a solution: {loose}"
+
+
+@pytest.mark.parametrize("assignment", BUILT)
 def test_points_follow_the_expected_time_and_the_prose_states_them_right(assignment):
     """Points follow effort: the introduction states the expected time and the total, the total is
     the metadata's, every "(`task`, N points)" matches its cell, and the rate is about 12 an hour."""
