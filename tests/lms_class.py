@@ -39,20 +39,20 @@ def tool_key(tmp_path: Path) -> tuple[Path, dict]:
     return path, json.loads(keys.generate(path, tmp_path / "exchange"))
 
 
-def course_on(platform: Platform, tmp_path: Path, key: Path, timeout: float = 5.0):
+def course_on(platform: Platform, tmp_path: Path, key: Path, timeout: float = 5.0, db_url: str | None = None):
     from course_tools.course_dir import Course, init_course
 
-    course = init_course(tmp_path / "course", "lmstest", exchange=tmp_path / "exchange")
+    course = init_course(tmp_path / "course", "lmstest", exchange=tmp_path / "exchange", db_url=db_url)
     config = course.root / "nbgrader_config.py"
     config.write_text(config.read_text() + platform.settings()
                       + f'c.LMS.private_key_file = r"{key}"\nc.LMS.timeout = {timeout}\n')
     return Course(course.root)
 
 
-def platform_and_course(tmp_path: Path, **kwargs):
+def platform_and_course(tmp_path: Path, db_url: str | None = None, **kwargs):
     key, jwk = tool_key(tmp_path)
     platform = Platform(jwk, members(), **kwargs)
-    return platform, course_on(platform, tmp_path, key)
+    return platform, course_on(platform, tmp_path, key, db_url=db_url)
 
 
 def grade_class(course, skip: tuple[str, ...] = ("s25",), pending: tuple[str, ...] = ("s24",),

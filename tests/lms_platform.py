@@ -70,12 +70,14 @@ class Platform:
         self.members = list(members)
         self.page_size = page_size
         self.lineitems: dict[int, dict] = {}
+        self.made: list[int] = []
         self.results: dict[tuple[int, str], dict] = {}
         self.posts: list[dict] = []          # every score post stored: {"lineitem", "userId", ...payload}
         self.requests: list[tuple[str, str]] = []
         self.token_scopes: list[list[str]] = []
         self.fail_every, self.delay, self.failures = 0, 1.0, 0
         self.hold_post: int | None = None
+        self.withheld_scopes: set[str] = set()   # scopes this LMS never grants (as an institution may restrict)
         self.held, self.release = threading.Event(), threading.Event()
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -156,6 +158,8 @@ class Platform:
         from lti1p3platform.exceptions import LtiException
 
         form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+        asked = form.get("scope", "").split()
+        form["scope"] = " ".join(s for s in asked if s not in self.withheld_scopes)
         try:
             answer = self.conf.get_access_token(form)
             # WORKAROUND: lti1p3platform decodes the assertion with verify_aud off and never checks iss/sub
@@ -166,7 +170,7 @@ class Platform:
                 raise LtiException("the assertion's iss/sub is not the client id")
         except Exception as err:  # noqa: BLE001 - every refusal is the client's error
             return 400, {}, {"error": "invalid_client", "error_description": f"{type(err).__name__}: {err}"}
-        self.token_scopes.append(sorted(form.get("scope", "").split()))
+        self.token_scopes.append(sorted(asked))
         return 200, {}, answer
 
     def _authorized(self, header: str, scopes: list[str]):
@@ -195,7 +199,8 @@ class Platform:
     def _create_lineitem(self, item: dict):
         if not isinstance(item.get("scoreMaximum"), (int, float)) or item["scoreMaximum"] <= 0 or not item.get("label"):
             return 400, {}, {"error": "a line item needs a label and a scoreMaximum > 0"}
-        number = len(self.lineitems) + 1
+        number = max(self.made, default=0) + 1   # never an id again, even after a deletion
+        self.made.append(number)
         self.lineitems[number] = {**item, "id": f"{self.url}/lineitems/{number}"}
         return 201, {}, self.lineitems[number]
 

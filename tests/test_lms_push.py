@@ -17,6 +17,7 @@ pytest.importorskip("lti1p3platform")
 
 
 def _synced_class(tmp_path, **kwargs):
+    """The 30 members synced into a course's gradebook, the assignment graded; the platform running."""
     from course_tools.lms.roster import sync
 
     platform, course = platform_and_course(tmp_path, **kwargs)
@@ -42,7 +43,7 @@ def _assert_platform_holds_the_export(platform, course):
         assert held[users[student]] == (score, maximum), student
     per_user = {}
     for post in platform.posts:   # no duplicate: one stored post per student and score
-        key = (post["userId"], post["scoreGiven"], post["comment"])
+        key = (post["lineitem"], post["userId"], post["scoreGiven"], post["comment"])
         per_user[key] = per_user.get(key, 0) + 1
     assert max(per_user.values()) == 1, [k for k, n in per_user.items() if n > 1]
 
@@ -136,8 +137,56 @@ def test_a_push_killed_mid_push_is_completed_by_the_next_with_no_duplicate(tmp_p
         platform.release.set()
         with Ledger(course.db_url) as ledger:
             states = [row["state"] for row in ledger.scores(ASSIGNMENT).values()]
-        assert states.count("sent") == 4 and states.count("sending") == 1
+        assert states.count("sent") == 4 and states.count("sending") == 23   # the 5th: stored, unanswered
         outcome = push(course, ASSIGNMENT)
         assert outcome.complete and len(outcome.confirmed) == 1 and len(outcome.sent) == 22
         _assert_platform_holds_the_export(platform, course)
         assert len(platform.posts) == 27
+
+
+def test_the_ledger_works_in_a_postgresql_gradebook(tmp_path, postgres_url):
+    """The course's database may be PostgreSQL (c.CourseDirectory.db_url): the same tables beside nbgrader's."""
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path, db_url=postgres_url)
+    with platform:
+        assert len(push(course, ASSIGNMENT).sent) == 27
+        assert push(course, ASSIGNMENT).requests == 0
+        set_manual(course, "s02", 0.5)
+        assert push(course, ASSIGNMENT).sent == ["s02"]
+        _assert_platform_holds_the_export(platform, course)
+
+
+def test_a_line_item_deleted_or_rescaled_in_the_lms(tmp_path):
+    """Deleted in the LMS: the next push makes a new one and sends every score to it. Its maximum changed
+    by hand: a note (each score carries its own maximum)."""
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path)
+    with platform:
+        push(course, ASSIGNMENT)
+        set_manual(course, "s03", 1.5)
+        platform.lineitems.clear()
+        platform.results.clear()
+        again = push(course, ASSIGNMENT)
+        assert len(again.sent) == 27 and list(platform.lineitems) == [2]
+        _assert_platform_holds_the_export(platform, course)
+        platform.lineitems[2]["scoreMaximum"] = 10
+        set_manual(course, "s04", 2.5)
+        third = push(course, ASSIGNMENT)
+        assert third.sent == ["s04"] and "out of 10, the assignment of 15" in third.notes[0]
+        assert platform.held_scores()["s04"][0] == export_scores(course)["s04"][0]
+
+
+def test_without_the_results_scope_an_unconfirmed_score_is_sent_again(tmp_path):
+    from course_tools.lms.ledger import Ledger
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path)
+    platform.withheld_scopes = {"https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"}
+    with platform:
+        push(course, ASSIGNMENT)
+        with Ledger(course.db_url) as ledger:   # as if the answer to s06's post had never come
+            ledger.put_score(ASSIGNMENT, "s06", state="sending")
+        again = push(course, ASSIGNMENT)
+        assert again.sent == ["s06"] and "result.readonly" in again.notes[0]

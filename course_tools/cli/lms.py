@@ -63,6 +63,8 @@ def push(course: Course, assignment: str, dry_run: bool) -> int:
         return 0
     for student, why in outcome.refused:
         _say(f"  refused by the LMS: {student}: {why}")
+    for note in outcome.notes:
+        _say(f"  note: {note}")
     _say(f"{assignment}: {plural(len(outcome.sent), 'score')} sent, "
          f"{len(outcome.confirmed)} found already on the LMS, {outcome.up_to_date} up to date, "
          f"{len(outcome.refused)} refused, {len(outcome.unanswered)} unanswered ({plural(outcome.requests, 'request')})")

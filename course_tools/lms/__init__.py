@@ -11,7 +11,8 @@ from the platform (NRPS), the grades to it (AGS), and the import files where the
     roster.py        `course lms roster`: NRPS members -> gradebook students; a drop marked inactive
     import_csv.py    `course export --format canvas|moodle`: the LMSs' own grade import files
 
-Layers, top down: push, roster -> scores, ledger, connector -> registration, keys, accounts.
+Layers, top down (pyproject.toml's contract checks them): push | roster, then import_csv | scores |
+ledger | connector, then keys | accounts, then registration.
 PyLTI1p3, SQLAlchemy and nbgrader are imported inside the functions that need them, so that
 `course --help` stays quick (tests/test_cli_startup.py). Nothing here logs or prints a token.
 """

@@ -74,12 +74,14 @@ class Ledger:
         with self.engine.begin() as conn:
             return {row.user_id: dict(row._mapping) for row in conn.execute(select(members))}
 
-    def put_member(self, row: dict) -> None:
+    def put_members(self, rows: list[dict]) -> None:
+        """Insert or update members (by platform id), in one transaction."""
         with self.engine.begin() as conn:
-            done = conn.execute(members.update().where(members.c.user_id == row["user_id"])
-                                .values(synced_at=utcnow(), **row))
-            if not done.rowcount:
-                conn.execute(members.insert().values(synced_at=utcnow(), **row))
+            for row in rows:
+                done = conn.execute(members.update().where(members.c.user_id == row["user_id"])
+                                    .values(synced_at=utcnow(), **row))
+                if not done.rowcount:
+                    conn.execute(members.insert().values(synced_at=utcnow(), **row))
 
     # ------------------------------------------------------------------ line items
     def lineitem(self, assignment: str) -> dict | None:
@@ -101,9 +103,14 @@ class Ledger:
 
     def put_score(self, assignment: str, student: str, **values) -> None:
         """Insert or update the row of (assignment, student), committed before this returns."""
-        where = (scores.c.assignment == assignment) & (scores.c.student == student)
+        self.put_scores(assignment, {student: values})
+
+    def put_scores(self, assignment: str, rows: dict[str, dict]) -> None:
+        """put_score for several students ({student: values}) in one transaction."""
         with self.engine.begin() as conn:
-            done = conn.execute(scores.update().where(where).values(updated_at=utcnow(), **values))
-            if not done.rowcount:
-                conn.execute(scores.insert().values(assignment=assignment, student=student, updated_at=utcnow(),
-                                                    **values))
+            for student, values in rows.items():
+                where = (scores.c.assignment == assignment) & (scores.c.student == student)
+                done = conn.execute(scores.update().where(where).values(updated_at=utcnow(), **values))
+                if not done.rowcount:
+                    conn.execute(scores.insert().values(assignment=assignment, student=student,
+                                                        updated_at=utcnow(), **values))

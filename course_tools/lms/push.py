@@ -9,8 +9,9 @@
 3. **Unconfirmed posts first.** A row left "sending" (the platform answered 500, did not answer in time,
    or the push was killed) may or may not have reached the platform: its results are read, and a
    student whose result already holds the score is recorded as sent, not posted again.
-4. **Post.** Each score is recorded "sending" (committed) before its POST and "sent" or "refused" with
-   the answer after it, so that a stop anywhere loses nothing and the next push duplicates nothing.
+4. **Post.** The scores to post are recorded "sending" (committed) before the first POST, and each
+   "sent" or "refused" with its answer after it, so that a stop anywhere loses nothing and the next
+   push duplicates nothing.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class Outcome:
     unanswered: list[str] = field(default_factory=list)
     requests: int = 0
     stopped: str = ""
+    notes: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -100,8 +102,9 @@ def push(course: Course, assignment: str, dry_run: bool = False) -> Outcome:
         connector = connect(reg, keys.load(reg.key_file, course.exchange))
         try:
             maximum = outcome.planned[0].score.maximum
-            lineitem = _lineitem(connector, ledger, reg, assignment, maximum)
+            lineitem, notes = _lineitem(connector, ledger, reg, assignment, maximum)
             outcome = plan(course, assignment, ledger, lineitem)   # the line item may be another than recorded
+            outcome.notes += notes
             _confirm(connector, ledger, outcome, lineitem)
             _post(connector, ledger, outcome, lineitem)
         finally:
@@ -127,21 +130,30 @@ def _checked(item, reg, assignment: str) -> str:
     return lineitem
 
 
-def _lineitem(connector, ledger: Ledger, reg, assignment: str, maximum: float) -> str:
+def _lineitem(connector, ledger: Ledger, reg, assignment: str, maximum: float) -> tuple[str, list[str]]:
+    """The assignment's line item (its id) and what to tell the instructor about it."""
     from pylti1p3.lineitem import LineItem
 
     service = _service(connector, reg)
-    recorded = ledger.lineitem(assignment)
+    recorded, item = ledger.lineitem(assignment), None
     if recorded:
         try:
-            return _checked(service.get_lineitem(recorded["lineitem"]), reg, assignment)
+            item = service.get_lineitem(recorded["lineitem"])
         except Refused as err:
             if err.status not in (404, 410):
                 raise
-    new = LineItem().set_resource_id(assignment).set_label(assignment).set_score_maximum(maximum)
-    lineitem = _checked(service.find_or_create_lineitem(new, find_by="resource_id"), reg, assignment)
-    ledger.put_lineitem(assignment, lineitem, maximum)
-    return lineitem
+    if item is None:   # none recorded, or deleted in the LMS: the platform's for this resourceId, else a new one
+        new = LineItem().set_resource_id(assignment).set_label(assignment).set_score_maximum(maximum)
+        item = service.find_or_create_lineitem(new, find_by="resource_id")
+    lineitem = _checked(item, reg, assignment)
+    if not recorded or recorded["lineitem"] != lineitem:
+        ledger.put_lineitem(assignment, lineitem, maximum)
+    theirs = item.get_score_maximum()
+    notes = []
+    if isinstance(theirs, (int, float)) and abs(theirs - maximum) > 1e-9:
+        notes.append(f"the LMS's grade column for {assignment} is out of {theirs:g}, the assignment of {maximum:g}: "
+                     f"each score says its maximum ({maximum:g}) and the LMS scales it")
+    return lineitem, notes
 
 
 # ---------------------------------------------------------------------------------- unconfirmed posts
@@ -174,7 +186,14 @@ def _confirm(connector, ledger: Ledger, outcome: Outcome, lineitem: str) -> None
     uncertain = [p for p in outcome.planned if p.why == "unconfirmed"]
     if not uncertain:
         return
-    results = _results(connector, lineitem)
+    try:
+        results = _results(connector, lineitem)
+    except Refused as err:
+        if err.status not in (401, 403):
+            raise
+        outcome.notes.append("the LMS does not let this tool read results (scope result.readonly): the "
+                             f"{len(uncertain)} unconfirmed scores are sent again (an LMS keeps the latest)")
+        return
     for planned in uncertain:
         if holds(results.get(planned.user_id), planned.score.payload()):
             ledger.put_score(planned.score.assignment, planned.score.student, state="sent",
@@ -194,10 +213,14 @@ def _post(connector, ledger: Ledger, outcome: Outcome, lineitem: str) -> None:
 
     service = _service(connector, connector.reg)
     silent = 0
+    stamps = {p.score.student: _timestamp() for p in outcome.planned}
+    # Every score about to be posted is "sending" before the first post (one transaction): a stop
+    # anywhere after this leaves each either answered or checked on the platform by the next push.
+    ledger.put_scores(outcome.assignment, {p.score.student: dict(
+        user_id=p.user_id, lineitem=lineitem, payload=p.score.payload_text(), timestamp=stamps[p.score.student],
+        state="sending", answer_status=None, answer="") for p in outcome.planned})
     for planned in outcome.planned:
-        final, payload, stamp = planned.score, planned.score.payload(), _timestamp()
-        ledger.put_score(final.assignment, final.student, user_id=planned.user_id, lineitem=lineitem,
-                         payload=final.payload_text(), timestamp=stamp, state="sending", answer_status=None, answer="")
+        final, payload, stamp = planned.score, planned.score.payload(), stamps[planned.score.student]
         grade = (Grade().set_score_given(payload["scoreGiven"]).set_score_maximum(payload["scoreMaximum"])
                  .set_activity_progress(payload["activityProgress"]).set_grading_progress(payload["gradingProgress"])
                  .set_timestamp(stamp).set_user_id(planned.user_id).set_comment(payload["comment"]))

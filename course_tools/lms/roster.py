@@ -107,6 +107,11 @@ def sync(course: Course, dry_run: bool = False) -> RosterOutcome:
 
 def _apply(course: Course, ledger: Ledger, rows: list[dict], known: dict, outcome: RosterOutcome,
            dry_run: bool) -> None:
+    """Write what changed: the gradebook's students (one commit: nbgrader's ORM, as its own
+    update_or_create_student writes them), then the ledger's members (one transaction)."""
+    from nbgrader.api import Student
+
+    changed_rows = []
     with course.gradebook(must_exist=False) as gradebook:
         students = {s.id: s for s in gradebook.students}
         for row in rows:
@@ -128,8 +133,14 @@ def _apply(course: Course, ledger: Ledger, rows: list[dict], known: dict, outcom
                 outcome.added.append(row["student"])
             else:
                 outcome.updated.append(row["student"])
-            if dry_run:
-                continue
-            if book_differs:   # never deleted, never renamed away: a drop only marks the ledger's row
-                gradebook.update_or_create_student(row["student"], **names)
-            ledger.put_member(row)
+            changed_rows.append(row)
+            if book_differs and not dry_run:   # never deleted, never renamed away: a drop only marks the ledger
+                if in_book is None:
+                    gradebook.db.add(Student(id=row["student"], **names))
+                else:
+                    for key, value in names.items():
+                        setattr(in_book, key, value)
+        if not dry_run:
+            gradebook.db.commit()
+    if changed_rows and not dry_run:
+        ledger.put_members(changed_rows)
