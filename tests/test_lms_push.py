@@ -190,3 +190,52 @@ def test_without_the_results_scope_an_unconfirmed_score_is_sent_again(tmp_path):
             ledger.put_score(ASSIGNMENT, "s06", state="sending")
         again = push(course, ASSIGNMENT)
         assert again.sent == ["s06"] and "result.readonly" in again.notes[0]
+
+
+def test_a_score_the_lms_refuses_is_recorded_and_tried_again_next_time(tmp_path):
+    """The platform refuses a post for a user it does not know (400): the ledger keeps the refusal with the
+    answer, the others are sent, and the next push tries that one again (the LMS holds nothing of it)."""
+    from course_tools.lms.ledger import Ledger
+    from course_tools.lms.push import push
+
+    platform, course = _synced_class(tmp_path)
+    with platform:
+        platform.members = [m for m in platform.members if m["user_id"] != "s09"]   # unknown to the LMS now
+        first = push(course, ASSIGNMENT)
+        assert [s for s, _ in first.refused] == ["s09"] and "HTTP 400" in first.refused[0][1]
+        assert len(first.sent) == 26
+        with Ledger(course.db_url) as ledger:
+            row = ledger.scores(ASSIGNMENT)["s09"]
+        assert (row["state"], row["answer_status"]) == ("refused", 400) and "not a member" in row["answer"]
+        again = push(course, ASSIGNMENT, dry_run=True)
+        assert [(p.score.student, p.why) for p in again.planned] == [("s09", "refused last time")]
+
+
+def test_two_pushes_at_once_never_both_post(tmp_path):
+    """A push running (its lock held by a live process on this host) refuses a second; a lock left by a
+    process that died (kill -9) is taken over."""
+    import socket
+
+    from course_tools.lms.ledger import Ledger, pushes
+    from course_tools.lms.push import push
+    from course_tools.lms.registration import LmsError
+
+    platform, course = _synced_class(tmp_path)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with platform, Ledger(course.db_url) as ledger:
+            from course_tools.gradebook_tables import utcnow
+
+            with ledger.engine.begin() as conn:
+                conn.execute(pushes.insert().values(assignment=ASSIGNMENT, holder=f"{socket.gethostname()}:{other.pid}",
+                                                    since=utcnow()))
+            with pytest.raises(LmsError, match=f"another `course lms push {ASSIGNMENT}` is running"):
+                push(course, ASSIGNMENT)
+            assert not platform.posts
+            other.kill()
+            other.wait(10)
+            assert len(push(course, ASSIGNMENT).sent) == 27   # the dead holder's lock is taken over
+            with ledger.engine.begin() as conn:
+                assert conn.execute(pushes.select()).first() is None   # and released at the end
+    finally:
+        other.kill()

@@ -10,13 +10,26 @@ or PostgreSQL), beside nbgrader's tables as course_tools/extensions.py keeps its
                           ``state`` is "sending" from just before the post until the answer is stored
                           (so a push killed in between leaves "sending": the next one asks the platform's
                           results before posting again), then "sent" or "refused".
+    course_lms_pushes     the push running now, per assignment (``holder``: host and process id), so
+                          that two at once never post the same scores: the second is refused. A holder
+                          that died (its process gone on this host, or older than STALE elsewhere) is
+                          replaced.
 """
 from __future__ import annotations
 
+import contextlib
+import datetime
+import os
+import socket
+
 from sqlalchemy import (Boolean, Column, DateTime, Float, Integer, MetaData, String, Table, Text, UniqueConstraint,
                         create_engine, select)
+from sqlalchemy.exc import IntegrityError
 
 from ..gradebook_tables import create_racing_others, utcnow
+from .registration import LmsError
+
+STALE = datetime.timedelta(hours=1)
 
 metadata = MetaData()
 members = Table(
@@ -53,6 +66,26 @@ scores = Table(
     Column("updated_at", DateTime, nullable=False),
     UniqueConstraint("assignment", "student", name="course_lms_scores_one_per_student"),
 )
+pushes = Table(
+    "course_lms_pushes", metadata,
+    Column("assignment", String(128), primary_key=True),
+    Column("holder", String(300), nullable=False),            # host:pid of the running push
+    Column("since", DateTime, nullable=False),
+)
+
+
+def _gone(holder: str, since: datetime.datetime) -> bool:
+    """Whether the push ``holder`` is no longer running."""
+    host, _, pid = holder.rpartition(":")
+    if host != socket.gethostname():
+        return utcnow() - since > STALE
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
 
 
 class Ledger:
@@ -94,6 +127,28 @@ class Ledger:
             conn.execute(lineitems.delete().where(lineitems.c.assignment == assignment))
             conn.execute(lineitems.insert().values(assignment=assignment, lineitem=lineitem,
                                                    score_maximum=score_maximum, recorded_at=utcnow()))
+
+    # ------------------------------------------------------------------ one push at a time
+    @contextlib.contextmanager
+    def pushing(self, assignment: str):
+        """Hold the assignment's push lock while the block runs; LmsError if another push holds it."""
+        mine = f"{socket.gethostname()}:{os.getpid()}"
+        with self.engine.begin() as conn:
+            try:
+                with conn.begin_nested():
+                    conn.execute(pushes.insert().values(assignment=assignment, holder=mine, since=utcnow()))
+            except IntegrityError:
+                row = conn.execute(select(pushes).where(pushes.c.assignment == assignment)).first()
+                if row is not None and not _gone(row.holder, row.since):
+                    raise LmsError(f"another `course lms push {assignment}` is running ({row.holder}, since "
+                                   f"{row.since:%Y-%m-%d %H:%M} UTC): wait for it to end") from None
+                conn.execute(pushes.delete().where(pushes.c.assignment == assignment))
+                conn.execute(pushes.insert().values(assignment=assignment, holder=mine, since=utcnow()))
+        try:
+            yield
+        finally:
+            with self.engine.begin() as conn:
+                conn.execute(pushes.delete().where((pushes.c.assignment == assignment) & (pushes.c.holder == mine)))
 
     # ------------------------------------------------------------------ scores
     def scores(self, assignment: str) -> dict[str, dict]:

@@ -1,8 +1,9 @@
 """`course lms push ID`: each student's final score of an assignment to the platform (AGS), sent once.
 
 1. **Plan, offline.** The final scores (scores.py: what `course export` writes) against the ledger
-   (ledger.py): a student whose score, maximum, progress and comment were sent and answered is up to
-   date; the rest are sent. Nothing to send: no request at all.
+   (ledger.py): a student whose score, maximum, progress and comment were sent and accepted is up to
+   date; the rest are sent (a score the LMS refused is tried again: it holds nothing of it). Nothing
+   to send: no request at all.
 2. **The line item** of the assignment: the one recorded (checked with a GET: it still exists and is
    this assignment's), else the platform's with ``resourceId`` = the assignment id, else a new one with
    the assignment's maximum and label. Its id must be a URL on the platform.
@@ -42,7 +43,6 @@ class Outcome:
     planned: list[Planned] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)   # (student, why)
     up_to_date: int = 0
-    refused_before: list[str] = field(default_factory=list)
     sent: list[str] = field(default_factory=list)
     confirmed: list[str] = field(default_factory=list)            # found on the platform, not posted again
     refused: list[tuple[str, str]] = field(default_factory=list)
@@ -56,9 +56,10 @@ class Outcome:
         return not self.unanswered and not self.stopped
 
 
-def plan(course: Course, assignment: str, ledger: Ledger, lineitem: str | None = None) -> Outcome:
-    """What a push would send (no network)."""
-    finals = final_scores(course, assignment)
+def plan(course: Course, assignment: str, ledger: Ledger, lineitem: str | None = None,
+         finals: list[FinalScore] | None = None) -> Outcome:
+    """What a push would send (no network); ``finals``: the final scores, when already read."""
+    finals = final_scores(course, assignment) if finals is None else finals
     by_student = {m["student"]: m for m in ledger.members().values()}
     sent = ledger.scores(assignment)
     if lineitem is None:
@@ -79,12 +80,11 @@ def plan(course: Course, assignment: str, ledger: Ledger, lineitem: str | None =
         previous = sent.get(final.student)
         same = (previous is not None and previous["payload"] == final.payload_text()
                 and previous["user_id"] == member["user_id"])
-        if same and previous["lineitem"] == lineitem and previous["state"] in ("sent", "refused"):
+        if same and previous["lineitem"] == lineitem and previous["state"] == "sent":
             outcome.up_to_date += 1
-            if previous["state"] == "refused":
-                outcome.refused_before.append(final.student)
             continue
         why = ("new" if previous is None else "unconfirmed" if same and previous["state"] == "sending"
+               else "refused last time" if same and previous["state"] == "refused"
                else "new line item" if same else "changed")
         outcome.planned.append(Planned(final, member["user_id"], previous, why))
     return outcome
@@ -92,23 +92,31 @@ def plan(course: Course, assignment: str, ledger: Ledger, lineitem: str | None =
 
 def push(course: Course, assignment: str, dry_run: bool = False) -> Outcome:
     reg = registration(course, needs=("lineitems_url",))
+    finals = final_scores(course, assignment)
     with Ledger(course.db_url) as ledger:
-        outcome = plan(course, assignment, ledger)
+        outcome = plan(course, assignment, ledger, finals=finals)
         if dry_run or not outcome.planned:
             return outcome
         from . import keys
         from .connector import connect
 
         connector = connect(reg, keys.load(reg.key_file, course.exchange))
-        try:
-            maximum = outcome.planned[0].score.maximum
-            lineitem, notes = _lineitem(connector, ledger, reg, assignment, maximum)
-            outcome = plan(course, assignment, ledger, lineitem)   # the line item may be another than recorded
+        with ledger.pushing(assignment):
+            return _send(course, assignment, ledger, reg, connector, finals)
+
+
+def _send(course: Course, assignment: str, ledger: Ledger, reg, connector, finals: list[FinalScore]) -> Outcome:
+    """Steps 2 to 4, under the push lock, planned again there (another push may have sent some)."""
+    outcome = plan(course, assignment, ledger, finals=finals)
+    try:
+        if outcome.planned:
+            lineitem, notes = _lineitem(connector, ledger, reg, assignment, outcome.planned[0].score.maximum)
+            outcome = plan(course, assignment, ledger, lineitem, finals)   # the line item may be another one
             outcome.notes += notes
             _confirm(connector, ledger, outcome, lineitem)
             _post(connector, ledger, outcome, lineitem)
-        finally:
-            outcome.requests = connector.session.count
+    finally:
+        outcome.requests = connector.session.count
     return outcome
 
 
