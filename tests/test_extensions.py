@@ -284,3 +284,50 @@ def test_status_shows_a_students_own_deadline_where_it_differs(semester, capsys)
     ada = next(line for line in out.splitlines() if line.startswith("ada "))
     assert "no submission yet" in ada and ada.rstrip().endswith("2027-03-22 12:00")
     assert "ben" not in out and "cat " not in out     # no extension; an extension that keeps the deadline
+
+
+# ---------------------------------------------------------------------------------- final feedback
+def test_feedback_waits_for_an_extended_student_and_names_them(tmp_path, capsys):
+    """01 was due 30 days ago, ada has until tomorrow: `course feedback` refuses to release ben's
+    (an on-time classmate's) feedback, naming ada and her deadline, and releases nothing; ada's
+    own feedback alone, --force, and the time after her window are let through."""
+    from course_tools.deadlines import early_feedback
+
+    made = init_course(tmp_path / "course", "fb", tmp_path / "exchange", students=STUDENTS)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, second=0, microsecond=0)
+    _gradebook(made, {A: now - datetime.timedelta(days=30)})
+    tomorrow = now + datetime.timedelta(days=1)
+    assert _extend(made, A, "ada", "--until", f"{tomorrow:%Y-%m-%d %H:%M} UTC") == 0
+    for student in ("ada", "ben"):   # what `course grade` leaves (empty: nothing here gets that far)
+        (made.folder("autograded") / student / A).mkdir(parents=True)
+    capsys.readouterr()
+    assert course(["feedback", A, "--course", str(made.root)]) == 2
+    out, err = capsys.readouterr()
+    window = tomorrow + datetime.timedelta(days=9)
+    assert (f"ada has an extension on 01_forward_ops (deadline {tomorrow:%Y-%m-%d %H:%M} UTC) and can earn points "
+            f"on it until {window:%Y-%m-%d %H:%M} UTC: the feedback of ben would be in classmates' hands") in out
+    assert "not releasing feedback on 01_forward_ops" in err and "--force" in err
+    assert not (tmp_path / "exchange" / "fb" / "feedback").exists()   # nothing released
+    assert early_feedback(made, A, ["ada"]) == []               # her own feedback reaches only her
+
+    # formgrader's Release Feedback button (nbgrader's release_feedback) makes the same check.
+    for student in ("ada", "ben"):   # what generate_feedback leaves, and the submission it hashes
+        page = made.folder("feedback") / student / A / f"{A}.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f"<p>{student}'s graded work</p>")
+        (page.parent / "timestamp.txt").write_text("2026-12-01 12:00:00.000000 UTC")
+        (page.parent / "submission_secret.txt").write_text(f"{student}-secret")
+        (made.folder("submitted") / student / A).mkdir(parents=True)
+        (made.folder("submitted") / student / A / f"{A}.ipynb").write_text("{}")
+    refused = made.api().release_feedback(A, "ben")
+    assert not refused["success"] and "ada has an extension on 01_forward_ops" in refused["log"]
+    assert not (tmp_path / "exchange" / "fb" / "feedback").exists()
+    assert made.api().release_feedback(A, "ada")["success"]     # her own page, to her alone
+    assert len(list((tmp_path / "exchange" / "fb" / "feedback").glob("*.html"))) == 1
+
+    assert course(["feedback", A, "--force", "--course", str(made.root)]) == 1   # past the check, to nbgrader
+    out, err = capsys.readouterr()
+    assert "not releasing" not in err and "no feedback for ben: generate_feedback" in out
+
+    later = now + datetime.timedelta(days=11)                   # ada's window is over
+    assert early_feedback(made, A, ["ada", "ben"], now=later) == []
