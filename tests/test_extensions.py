@@ -140,6 +140,8 @@ def test_grant_and_revocation_are_both_kept_and_the_revocation_restores_the_due_
     ([C, "ada", "--by", "1d"], "03_ndarray has no due date, so --by has nothing to add to"),
     ([B, "cat", "--revoke"], "no extension in force for cat on 02_backward_ops"),
     ([A, "ada"], "one of the arguments --until --by --revoke is required"),
+    ([A, "--section", "lab-1", "--by", "1d"], "unknown section 'lab-1': this course has no sections"),
+    ([A, "--by", "1d"], "give at least one student id"),
 ])
 def test_bad_input_is_refused_saying_what_is_wrong_and_changes_nothing(semester, capsys, args, message):
     assert _extend(semester, B, "ben", "--by", "1d") == 0     # something in the table to keep as it is
@@ -160,6 +162,32 @@ def test_fifty_percent_needs_a_recorded_release(tmp_path, capsys):
     assert _extend(made, A, "ada", "--by", "50%") == 2
     assert "no release before the due date is recorded for it" in capsys.readouterr().err
     assert _history(made) == []
+
+
+def test_a_section_of_the_roster_is_extended_together_and_an_unknown_one_is_refused(tmp_path, capsys, monkeypatch):
+    """The roster's section column reaches `course extend --section` through `course init --roster`
+    (the student install, which init also builds, is left out here: it takes long and is tested
+    on its own)."""
+    from course_tools.cli import instructor
+
+    monkeypatch.setattr(instructor, "_student_install", lambda out: "student install: not built in this test")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("username,role,first_name,last_name,section\nprof,instructor,Pat,Q,\n"
+                      "ada,student,Ada,L,lab 1\nben,student,Ben,M,lab 2\ncat,student,Cat,N,lab 1\n")
+    assert course(["init", str(tmp_path / "course"), "--course-id", "sec", "--exchange", str(tmp_path / "exchange"),
+                   "--roster", str(roster)]) == 0
+    made = Course(tmp_path / "course")
+    _gradebook(made, {A: DUE_A})
+    capsys.readouterr()
+    assert _extend(made, A, "--section", "lab 1", "--by", "1d", "--reason", "lab 1's machines were down") == 0
+    assert {(g.student, g.until) for g in _history(made)} == {("ada", D(2027, 3, 21, 12, 0)),
+                                                              ("cat", D(2027, 3, 21, 12, 0))}
+    assert deadline_of(made, A, "ben").due == DUE_A
+    before = _history(made)
+    capsys.readouterr()
+    assert _extend(made, A, "--section", "lab 3", "--by", "1d") == 2
+    assert "unknown section 'lab 3': the roster's sections are 'lab 1', 'lab 2'" in capsys.readouterr().err
+    assert _history(made) == before
 
 
 # ---------------------------------------------------------------------------------- the release check
