@@ -187,11 +187,10 @@ def find_course(explicit: str | Path | None = None) -> Course:
 
 
 def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url: str | None = None,
-                students: list[tuple[str, str, str]] = (), sections: dict[str, str] | None = None) -> Course:
+                students: list[tuple[str, str, str]] = ()) -> Course:
     """Make a course folder at ``root`` (see the module docstring) and the exchange if missing;
     ``students`` (username, first name, last name) go into the gradebook, so that formgrader
-    shows graders their names (nbgrader would otherwise add each at collection, nameless);
-    ``sections`` ({username: section}) into the course's database (sections.py)."""
+    shows graders their names (nbgrader would otherwise add each at collection, nameless)."""
     root = Path(root).expanduser().resolve()
     if (root / CONFIG).exists():
         raise CourseError(f"{root / CONFIG} exists already: edit it, or choose another folder")
@@ -210,10 +209,6 @@ def init_course(root: Path, course_id: str, exchange: Path | None = None, db_url
             for username, first_name, last_name in students:
                 gradebook.update_or_create_student(username, first_name=first_name or None,
                                                    last_name=last_name or None)
-    if sections:
-        from .sections import record  # sqlalchemy: not before a command runs (test_cli_startup)
-
-        record(course, sections)
     return course
 
 

@@ -49,7 +49,11 @@ def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | N
     except (OSError, rosters.RosterError) as err:
         raise CourseError(f"the roster cannot be read: {err}") from None
     students = given.student_names() if given else []
-    course = init_course(directory, course_id, exchange, db_url, students, given.sections() if given else None)
+    course = init_course(directory, course_id, exchange, db_url, students)
+    if given and given.sections():
+        from ..sections import record  # sqlalchemy: not before a command runs (test_cli_startup)
+
+        record(course, given.sections())
     _say(f"course folder {course.root} (course id {course.course_id}, exchange {course.exchange}, "
          f"gradebook {course.db_url}), private to you (mode 0700)")
     for exposure in bundle_exposures():  # the students' accounts are not known here: a warning, not a refusal
