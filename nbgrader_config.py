@@ -54,6 +54,10 @@ c.ExchangeFactory.collect = "course_tools.exchange_collect.CourseCollect"
 # Releasing (formgrader's Release button, `nbgrader release_assignment`) through `course release`:
 # its checks, the version record and labels (course_tools/exchange_release.py).
 c.ExchangeFactory.release_assignment = "course_tools.exchange_release.CourseRelease"
+# Releasing feedback (formgrader's Release Feedback button, `nbgrader release_feedback`) as `course
+# feedback` does: not to a classmate while a student with an extension can still submit
+# (course_tools/exchange_feedback.py).
+c.ExchangeFactory.release_feedback = "course_tools.exchange_feedback.CourseReleaseFeedback"
 # grades.csv with its scores rounded as formgrader shows them (course_tools/grades_csv.py).
 c.ExportApp.plugin_class = "course_tools.grades_csv.RoundedCsvExport"
 # A graded cell a student deleted comes back (and scores what the hidden suite says).

@@ -109,10 +109,11 @@ class Course:
         self.create_gradebook()
         return run_nbgrader(list(args), self.root, what)
 
-    def api(self, unsandboxed: bool = False, grade_on: str = "own"):
+    def api(self, unsandboxed: bool = False, grade_on: str = "own", feedback_checked: bool = False):
         """nbgrader's Python API on this course (what formgrader uses), for per-student steps;
         ``unsandboxed``: its HiddenSuiteGrader grades without bubblewrap (course grade --unsandboxed);
-        ``grade_on``: "latest" grades every submission on the latest release version (--version latest)."""
+        ``grade_on``: "latest" grades every submission on the latest release version (--version latest);
+        ``feedback_checked``: `course feedback` made the extension check (exchange_feedback.py)."""
         import copy
 
         from nbgrader.apps.api import NbGraderAPI
@@ -122,8 +123,10 @@ class Course:
         _alembic_on_path()
         self.create_gradebook()
         config = self.config
-        if unsandboxed or grade_on != "own":
+        if unsandboxed or grade_on != "own" or feedback_checked:
             config = copy.deepcopy(config)
+        if feedback_checked:
+            config.CourseReleaseFeedback.checked = True
         if unsandboxed:
             config.HiddenSuiteGrader.unsandboxed = True
         if grade_on != "own":

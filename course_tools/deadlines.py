@@ -3,7 +3,8 @@ stops earning points under the late policy of the course folder's nbgrader_confi
 
 ``deadline_of`` is the one answer to "what is this student's deadline for this assignment, and how
 many extra graded attempts a day": `course release` (does releasing the next assignment reveal a
-solution still worth points to someone?), the grading service (its late window and attempts per
+solution still worth points to someone?), `course feedback` and formgrader's Release Feedback
+(would a classmate's feedback reach a student who can still submit?), the grading service (its late window and attempts per
 day), `course grade` (the late penalty, through nbgrader's per-submission extension) and `course
 status` ask it. They sit above this module, which imports none of them.
 """
@@ -86,6 +87,24 @@ def deadlines_of(course: Course, assignment: str, due=_GRADEBOOK) -> dict[str, S
     return {g.student: deadline_of(course, assignment, g.student, due=due, grant=g) for g in grants}
 
 
+def still_open(course: Course, assignment: str, due=_GRADEBOOK,
+               now: datetime.datetime | None = None) -> dict[str, StudentDeadline]:
+    """The students with an extension on ``assignment`` who can still earn points on it at ``now``:
+    until the end of their own late window or, under a late policy that never stops late work
+    earning points, until their own deadline (after it they are late like anyone else)."""
+    now = now or _utcnow()
+    found = {}
+    for student, mine in deadlines_of(course, assignment, due).items():
+        end = mine.late_window_end or mine.due
+        if end is not None and end > now:
+            found[student] = mine
+    return found
+
+
+def _utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
 def _due_in_gradebook(course: Course, assignment: str) -> datetime.datetime | None:
     from nbgrader.api import MissingEntry
 
@@ -137,7 +156,7 @@ def open_late_windows(course: Course, assignment: str, now: datetime.datetime | 
 
     order = list(ASSIGNMENTS)
     earlier = order[:order.index(assignment)]
-    now = now or datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    now = now or _utcnow()
     if not course.gradebook_exists():  # nothing was released yet (and nbgrader's Gradebook would create one)
         return []
     with course.gradebook() as gradebook:
@@ -159,9 +178,32 @@ def open_late_windows(course: Course, assignment: str, now: datetime.datetime | 
                          f"plus the late policy's maximum): the release of {assignment} contains the reference "
                          f"solution of {name}")
         else:
-            for student, mine in sorted(deadlines_of(course, name, due).items()):
-                if mine.late_window_end is not None and mine.late_window_end > now:
-                    lines.append(f"{student} has an extension on {name} (deadline {mine.due:%Y-%m-%d %H:%M} UTC) "
-                                 f"and can earn points on it until {mine.late_window_end:%Y-%m-%d %H:%M} UTC: the "
-                                 f"release of {assignment} contains the reference solution of {name}")
+            for student, mine in sorted(still_open(course, name, due, now).items()):
+                lines.append(f"{_still_earns(student, name, mine)}: the release of {assignment} contains the "
+                             f"reference solution of {name}")
+    return lines
+
+
+def _still_earns(student: str, assignment: str, mine: StudentDeadline) -> str:
+    """'ada has an extension on 01 (deadline ...) and can earn points on it until ...'."""
+    until = (f" and can earn points on it until {mine.late_window_end:%Y-%m-%d %H:%M} UTC"
+             if mine.late_window_end is not None else "")
+    return f"{student} has an extension on {assignment} (deadline {mine.due:%Y-%m-%d %H:%M} UTC){until}"
+
+
+# Final feedback shows a student's graded work (and the graders' comments on it): released to an
+# on-time classmate while an extended student can still submit, it can reach that student's hands
+# before their deadline. The extended student's own feedback reaches only them.
+def early_feedback(course: Course, assignment: str, recipients: list[str],
+                   now: datetime.datetime | None = None) -> list[str]:
+    """One line per student with an extension on ``assignment`` who can still earn points on it
+    while feedback would be released to a classmate among ``recipients``: releasing it now could
+    hand that student a classmate's graded work."""
+    lines = []
+    for student, mine in sorted(still_open(course, assignment, now=now).items()):
+        others = sorted(set(recipients) - {student})
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            lines.append(f"{_still_earns(student, assignment, mine)}: the feedback of {shown} would be in "
+                         f"classmates' hands before then")
     return lines

@@ -140,6 +140,8 @@ def test_grant_and_revocation_are_both_kept_and_the_revocation_restores_the_due_
     ([C, "ada", "--by", "1d"], "03_ndarray has no due date, so --by has nothing to add to"),
     ([B, "cat", "--revoke"], "no extension in force for cat on 02_backward_ops"),
     ([A, "ada"], "one of the arguments --until --by --revoke is required"),
+    ([A, "--section", "lab-1", "--by", "1d"], "unknown section 'lab-1': this course has no sections"),
+    ([A, "--by", "1d"], "give at least one student id"),
 ])
 def test_bad_input_is_refused_saying_what_is_wrong_and_changes_nothing(semester, capsys, args, message):
     assert _extend(semester, B, "ben", "--by", "1d") == 0     # something in the table to keep as it is
@@ -160,6 +162,32 @@ def test_fifty_percent_needs_a_recorded_release(tmp_path, capsys):
     assert _extend(made, A, "ada", "--by", "50%") == 2
     assert "no release before the due date is recorded for it" in capsys.readouterr().err
     assert _history(made) == []
+
+
+def test_a_section_of_the_roster_is_extended_together_and_an_unknown_one_is_refused(tmp_path, capsys, monkeypatch):
+    """The roster's section column reaches `course extend --section` through `course init --roster`
+    (the student install, which init also builds, is left out here: it takes long and is tested
+    on its own)."""
+    from course_tools.cli import instructor
+
+    monkeypatch.setattr(instructor, "_student_install", lambda out: "student install: not built in this test")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("username,role,first_name,last_name,section\nprof,instructor,Pat,Q,\n"
+                      "ada,student,Ada,L,lab 1\nben,student,Ben,M,lab 2\ncat,student,Cat,N,lab 1\n")
+    assert course(["init", str(tmp_path / "course"), "--course-id", "sec", "--exchange", str(tmp_path / "exchange"),
+                   "--roster", str(roster)]) == 0
+    made = Course(tmp_path / "course")
+    _gradebook(made, {A: DUE_A})
+    capsys.readouterr()
+    assert _extend(made, A, "--section", "lab 1", "--by", "1d", "--reason", "lab 1's machines were down") == 0
+    assert {(g.student, g.until) for g in _history(made)} == {("ada", D(2027, 3, 21, 12, 0)),
+                                                              ("cat", D(2027, 3, 21, 12, 0))}
+    assert deadline_of(made, A, "ben").due == DUE_A
+    before = _history(made)
+    capsys.readouterr()
+    assert _extend(made, A, "--section", "lab 3", "--by", "1d") == 2
+    assert "unknown section 'lab 3': the roster's sections are 'lab 1', 'lab 2'" in capsys.readouterr().err
+    assert _history(made) == before
 
 
 # ---------------------------------------------------------------------------------- the release check
@@ -284,3 +312,50 @@ def test_status_shows_a_students_own_deadline_where_it_differs(semester, capsys)
     ada = next(line for line in out.splitlines() if line.startswith("ada "))
     assert "no submission yet" in ada and ada.rstrip().endswith("2027-03-22 12:00")
     assert "ben" not in out and "cat " not in out     # no extension; an extension that keeps the deadline
+
+
+# ---------------------------------------------------------------------------------- final feedback
+def test_feedback_waits_for_an_extended_student_and_names_them(tmp_path, capsys):
+    """01 was due 30 days ago, ada has until tomorrow: `course feedback` refuses to release ben's
+    (an on-time classmate's) feedback, naming ada and her deadline, and releases nothing; ada's
+    own feedback alone, --force, and the time after her window are let through."""
+    from course_tools.deadlines import early_feedback
+
+    made = init_course(tmp_path / "course", "fb", tmp_path / "exchange", students=STUDENTS)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None, second=0, microsecond=0)
+    _gradebook(made, {A: now - datetime.timedelta(days=30)})
+    tomorrow = now + datetime.timedelta(days=1)
+    assert _extend(made, A, "ada", "--until", f"{tomorrow:%Y-%m-%d %H:%M} UTC") == 0
+    for student in ("ada", "ben"):   # what `course grade` leaves (empty: nothing here gets that far)
+        (made.folder("autograded") / student / A).mkdir(parents=True)
+    capsys.readouterr()
+    assert course(["feedback", A, "--course", str(made.root)]) == 2
+    out, err = capsys.readouterr()
+    window = tomorrow + datetime.timedelta(days=9)
+    assert (f"ada has an extension on 01_forward_ops (deadline {tomorrow:%Y-%m-%d %H:%M} UTC) and can earn points "
+            f"on it until {window:%Y-%m-%d %H:%M} UTC: the feedback of ben would be in classmates' hands") in out
+    assert "not releasing feedback on 01_forward_ops" in err and "--force" in err
+    assert not (tmp_path / "exchange" / "fb" / "feedback").exists()   # nothing released
+    assert early_feedback(made, A, ["ada"]) == []               # her own feedback reaches only her
+
+    # formgrader's Release Feedback button (nbgrader's release_feedback) makes the same check.
+    for student in ("ada", "ben"):   # what generate_feedback leaves, and the submission it hashes
+        page = made.folder("feedback") / student / A / f"{A}.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f"<p>{student}'s graded work</p>")
+        (page.parent / "timestamp.txt").write_text("2026-12-01 12:00:00.000000 UTC")
+        (page.parent / "submission_secret.txt").write_text(f"{student}-secret")
+        (made.folder("submitted") / student / A).mkdir(parents=True)
+        (made.folder("submitted") / student / A / f"{A}.ipynb").write_text("{}")
+    refused = made.api().release_feedback(A, "ben")
+    assert not refused["success"] and "ada has an extension on 01_forward_ops" in refused["log"]
+    assert not (tmp_path / "exchange" / "fb" / "feedback").exists()
+    assert made.api().release_feedback(A, "ada")["success"]     # her own page, to her alone
+    assert len(list((tmp_path / "exchange" / "fb" / "feedback").glob("*.html"))) == 1
+
+    assert course(["feedback", A, "--force", "--course", str(made.root)]) == 1   # past the check, to nbgrader
+    out, err = capsys.readouterr()
+    assert "not releasing" not in err and "no feedback for ben: generate_feedback" in out
+
+    later = now + datetime.timedelta(days=11)                   # ada's window is over
+    assert early_feedback(made, A, ["ada", "ben"], now=later) == []

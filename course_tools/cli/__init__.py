@@ -117,6 +117,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
     sub.add_argument("--student", action="append", default=None, help="only this student")
+    sub.add_argument("--force", action="store_true",
+                     help="release even though a student with an extension can still earn points on the "
+                          "assignment (a classmate's feedback could reach them before their deadline)")
 
     sub = command("export", "export every grade to a CSV file (nbgrader export), or as Canvas's or Moodle's grade "
                             "import file")
@@ -213,7 +216,7 @@ def _run(args) -> int:
 
         return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed, args.scheduler)
     if name == "feedback":
-        return instructor.feedback(course, args.assignment, args.student)
+        return instructor.feedback(course, args.assignment, args.student, force=args.force)
     if name == "export":
         if args.format != "nbgrader":
             if args.exporter:

@@ -19,8 +19,9 @@ def add_commands(command) -> None:
                   description="Give students their own deadline on an assignment: --until a date, or --by a "
                               "duration after the due date ('3d', '36h', or '50%' of the time between release "
                               "and due date). Every grant and revocation is kept (course extensions --history).")
-    sub.add_argument("names", nargs="+", metavar="ID STUDENT",
-                     help="the assignment id, then one or more student ids (with --all: only student ids)")
+    sub.add_argument("names", nargs="*", metavar="ID STUDENT",
+                     help="the assignment id, then one or more student ids (with --all: only student ids; with "
+                          "--section: students besides the section's, if any)")
     when = sub.add_mutually_exclusive_group(required=True)
     when.add_argument("--until", metavar="WHEN", help="the new deadline, with a time zone: '2027-03-29 13:00 UTC' "
                                                       "or '2027-03-29 13:00 Europe/Berlin' (without one, the "
@@ -29,6 +30,8 @@ def add_commands(command) -> None:
                                                        "'50%%' of the time between release and due date")
     when.add_argument("--revoke", action="store_true", help="take the extension back (the due date applies again)")
     sub.add_argument("--all", action="store_true", help="every assignment in the gradebook that has a due date")
+    sub.add_argument("--section", metavar="NAME", default=None,
+                     help="every student of this section (the roster's 'section' column, from course init --roster)")
     sub.add_argument("--attempts", type=int, default=0, metavar="N",
                      help="graded attempts a day in the grading service on top of the policy's (default 0)")
     sub.add_argument("--reason", default="", metavar="TEXT", help="why (kept with the grant)")
@@ -46,10 +49,16 @@ def extend(course: Course, args) -> int:
     if args.all:
         assignments, students = None, names
     else:
-        if len(names) < 2:
-            raise CourseError("give the assignment id and at least one student id: course extend ID STUDENT... "
-                              "(or --all STUDENT... for every assignment)")
+        if not names:
+            raise CourseError("give the assignment id: course extend ID STUDENT... (or --all STUDENT... for every "
+                              "assignment)")
         assignments, students = [names[0]], names[1:]
+    if args.section is not None:
+        from ..sections import members
+
+        students = students + members(course, args.section)
+    if not students:
+        raise CourseError("give at least one student id (course extend ID STUDENT...) or --section NAME")
     if args.revoke:
         if args.attempts or args.shorten:
             raise CourseError("--revoke takes back the whole extension: it goes without --attempts and --shorten")

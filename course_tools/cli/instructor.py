@@ -22,7 +22,7 @@ from course_student.words import plural
 from .. import inbound, release_versions, version_given
 from ..course_dir import (Course, CourseError, bundle_exposures, check_assignment, ensure_exchange, error_lines,
                           init_course)
-from ..deadlines import apply_to_gradebook, deadlines_of, open_late_windows
+from ..deadlines import apply_to_gradebook, deadlines_of, early_feedback, open_late_windows
 from ..grading.launch.fanout import Job, grade_jobs
 from ..exchange_folders import check_course
 from ..grading.results import BLANK_RELEASE, ResultStore
@@ -45,10 +45,15 @@ def init(directory: Path, course_id: str, exchange: Path | None, db_url: str | N
     from ..hub import roster as rosters
 
     try:
-        students = rosters.load(roster).student_names() if roster else []
+        given = rosters.load(roster) if roster else None
     except (OSError, rosters.RosterError) as err:
         raise CourseError(f"the roster cannot be read: {err}") from None
+    students = given.student_names() if given else []
     course = init_course(directory, course_id, exchange, db_url, students)
+    if given and given.sections():
+        from ..sections import record  # sqlalchemy: not before a command runs (test_cli_startup)
+
+        record(course, given.sections())
     _say(f"course folder {course.root} (course id {course.course_id}, exchange {course.exchange}, "
          f"gradebook {course.db_url}), private to you (mode 0700)")
     for exposure in bundle_exposures():  # the students' accounts are not known here: a warning, not a refusal
@@ -320,16 +325,25 @@ def grade_table(course: Course, assignment: str, students: list[str], problems: 
 
 
 # ---------------------------------------------------------------------------------- feedback
-def feedback(course: Course, assignment: str, students: list[str] | None, progress: bool = True) -> int:
+def feedback(course: Course, assignment: str, students: list[str] | None, progress: bool = True,
+             force: bool = False) -> int:
     """nbgrader generate_feedback and release_feedback, student by student (one broken
-    submission does not stop the others)."""
+    submission does not stop the others); refused, unless ``force``, while a student with an
+    extension can still earn points and a classmate would get their feedback."""
     check_assignment(assignment)
     graded = sorted(p.parent.name for p in course.folder("autograded").glob(f"*/{assignment}") if p.is_dir())
     graded = [student for student in graded if not students or student in students]
     if not graded:
         raise CourseError(f"no graded submissions of {assignment}{' from ' + ', '.join(students) if students else ''}"
                           f": run `course grade {assignment}` first")
-    api = course.api()
+    early = early_feedback(course, assignment, graded)
+    for line in early:
+        _say(f"warning: {line}")
+    if early and not force:
+        raise CourseError(f"not releasing feedback on {assignment}: a student with an extension can still submit "
+                          f"(see the warning above). Release it after their deadline, or only to them "
+                          f"(--student), or now with `course feedback {assignment} --force`")
+    api = course.api(feedback_checked=True)
     problems = {}
     for student in tqdm(graded, desc="feedback", unit="student", disable=not progress):
         for step in (api.generate_feedback, api.release_feedback):

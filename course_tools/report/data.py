@@ -1,6 +1,7 @@
 """What a graded assignment left behind, read without grading anything again.
 
     the gradebook (nbgrader's; SQLite or PostgreSQL)   scores per task, manual grading, lateness
+    deadlines.deadlines_of                               each student's own deadline (extensions)
     the stored hidden-suite results (results.py)        every check, passed or not, why, diagnoses
     the grading-error record                             submissions the grader could not grade
     the grading log (grading_log.py)                      who entered each manual grade
@@ -21,6 +22,7 @@ from course_lib import tasks
 
 from ..build import release_notebook
 from ..course_dir import Course
+from ..deadlines import deadlines_of
 from ..grading.results import BLANK_RELEASE, ResultStore
 from ..grading.route import result_key
 from ..submission_times import collected_time
@@ -47,6 +49,7 @@ class StudentRecord:
     result: dict | None = None          # the hidden-suite result of the submitted notebook
     grading_error: str | None = None
     blank: bool = False                 # handed in the release as it was (same program)
+    own_due: datetime.datetime | None = None   # the student's own deadline, where an extension moves it
 
     @property
     def score(self) -> float:
@@ -99,6 +102,7 @@ def load(course: Course, assignment: str) -> ClassData:
     from .grading_log import read_log
 
     store = ResultStore(course.root)
+    own = {s: d.due for s, d in deadlines_of(course, assignment).items() if d.differs}
     notebook = release_notebook(assignment)
     points, manual = graded_tasks(notebook), manual_tasks(assignment)
     records = []
@@ -107,10 +111,10 @@ def load(course: Course, assignment: str) -> ClassData:
             try:
                 sub = gradebook.find_submission(assignment, student)
             except MissingEntry:
-                records.append(StudentRecord(student, None, 0.0, 0.0))
+                records.append(StudentRecord(student, None, 0.0, 0.0, own_due=own.get(student)))
                 continue
             record = StudentRecord(student, sub.timestamp, float(sub.total_seconds_late or 0.0),
-                                   float(sub.late_submission_penalty or 0.0))
+                                   float(sub.late_submission_penalty or 0.0), own_due=own.get(student))
             for nb in sub.notebooks:
                 for grade in nb.grades:
                     is_manual = grade.name in manual

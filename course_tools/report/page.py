@@ -47,6 +47,10 @@ class Report:
     def late(self) -> list:
         return [s for s in self.data.graded if s.seconds_late > 0]
 
+    def own_deadlines(self) -> list:
+        """The students whose deadline an extension moves (their lateness counts from it)."""
+        return [s for s in self.data.students if s.own_due is not None]
+
     # ------------------------------------------------------------------ terminal
     def summary(self) -> str:
         d = self.data
@@ -69,6 +73,8 @@ class Report:
             lines.append(f"  ! {student}: written answers {100 * written:.0f}%, autograded {100 * auto:.0f}%")
         for s in self.late():
             lines.append(f"  late: {s.student}, {_late(s.seconds_late)}, penalty {s.penalty:g}")
+        for s in self.own_deadlines():
+            lines.append(f"  own deadline: {s.student}, {s.own_due:%Y-%m-%d %H:%M} UTC (an extension)")
         for student, error in sorted(self.data.errors.items()):
             lines.append(f"  GRADING ERROR (not a score): {student}: {error['error'][:160]}")
         for r in self.data.refused:
@@ -142,6 +148,10 @@ class Report:
         parts.append("<table><tr><th>student</th><th>late by</th><th>penalty</th></tr>" + "".join(
             f"<tr><td>{e(s.student)}</td><td>{_late(s.seconds_late)}</td><td>{s.penalty:g}</td></tr>" for s in late)
             + "</table>" if late else "<p>No late submissions.</p>")
+        own = self.own_deadlines()
+        if own:   # lateness above counts from these
+            parts.append("<p>Own deadlines (extensions): " + ", ".join(
+                f"{e(s.student)} {s.own_due:%Y-%m-%d %H:%M} UTC" for s in own) + "</p>")
         parts.append("<h2>Grading errors (not scores)</h2>")
         parts.append("<table><tr><th>student</th><th>when</th><th>error</th></tr>" + "".join(
             f"<tr><td>{e(s)}</td><td>{e(err['when'])}</td><td>{e(err['error'])}</td></tr>"
