@@ -48,13 +48,36 @@ def _key_pair() -> tuple[str, str]:
     return private, public
 
 
+def _registration_class():
+    """lti1p3platform's Registration, its keys named.
+
+    WORKAROUND (lti1p3platform 0.1.8): its get_kid() reads the kid of a JWK made from the PEM
+    key, which jwcrypto leaves without one, so the platform's JWKS names no key and its id_tokens
+    carry no kid: a tool could not pick the key, and a token signed with a key outside the JWKS
+    could not be told from one with a bad signature. Here the kid is the key's RFC 7638
+    thumbprint, in the JWKS and in each id_token's header."""
+    from jwcrypto.jwk import JWK
+    from lti1p3platform.registration import Registration
+
+    class Named(Registration):
+        signing_kid: str | None = None   # a launch test's forged kid; None: the platform's key's
+
+        def get_jwks(self) -> list[dict]:
+            return [{**jwk, "kid": JWK.from_pem(self.get_platform_public_key().encode()).thumbprint()}
+                    for jwk in super().get_jwks()]
+
+        def get_kid(self) -> str:
+            return self.signing_kid or JWK.from_pem(self.get_platform_public_key().encode()).thumbprint()
+
+    return Named
+
+
 class Platform:
     def __init__(self, tool_jwk: dict, members: list[dict], page_size: int = 10):
         from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
-        from lti1p3platform.registration import Registration
 
         private, public = _key_pair()
-        registration = (Registration().set_iss(ISSUER).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT_ID)
+        registration = (_registration_class()().set_iss(ISSUER).set_client_id(CLIENT_ID).set_deployment_id(DEPLOYMENT_ID)
                         .set_platform_private_key(private).set_platform_public_key(public)
                         .set_tool_key_set({"keys": [tool_jwk]}))
 
@@ -65,6 +88,7 @@ class Platform:
             def get_registration_by_params(self, **kwargs):
                 return registration
 
+        self.registration = registration
         self.conf = Conf()
         self.conf.get_registration()
         self.members = list(members)
@@ -246,12 +270,13 @@ def _handler(platform: Platform):
             self._answer(status, headers, payload)
 
         def _answer(self, status: int, headers: dict, payload) -> None:
-            data = b"" if payload is None else json.dumps(payload).encode()
+            html = isinstance(payload, str)   # a page (the launch's auto-posting form), else JSON
+            data = b"" if payload is None else payload.encode() if html else json.dumps(payload).encode()
             try:
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/html; charset=utf-8" if html else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -122,13 +122,16 @@ def config(course: Course) -> int:
     from ..lms import keys as lms_keys
     from ..lms.registration import registration, settings
 
+    from ..lms.launch_urls import launch_urls
+
     lms = settings(course)
-    hub = lms.tool_url.rstrip("/") or "https://<your hub>"
+    urls = launch_urls(lms.tool_url.rstrip("/") or "https://<your hub>")
     _say("Enter in the LMS (Canvas: Admin > Developer Keys > + LTI Key; Moodle: Site administration > Plugins > "
          "Activity modules > External tool > Manage tools > configure a tool manually):")
     table = [["tool name", f"{course.course_id or 'course'} (course hub)"],
-             ["login initiation URL (OpenID Connect)", f"{hub}/hub/lti13/oauth_login"],
-             ["redirect / launch URL (target link URI)", f"{hub}/hub/lti13/oauth_callback"],
+             ["login initiation URL (OpenID Connect)", urls["login"]],
+             ["redirect URI (the launch's form post)", urls["redirect"]],
+             ["target link URI (tool URL)", urls["target"]],
              ["services", "AGS: line items, scores, results; NRPS: memberships"],
              ["privacy", "send the user's name and e-mail (names go into the gradebook)"]]
     _say(format_table(["setting", "value"], table))

@@ -23,6 +23,7 @@ from .ledger import Ledger
 from .registration import LmsError, registration
 
 STAFF_ROLES = ("TeacherRole", "TeachingAssistantRole", "DesignerRole", "StaffRole")
+GRADER_ROLES = ("TeacherRole", "TeachingAssistantRole")
 COMPARED = ("student", "is_student", "active", "roles", "given_name", "family_name", "email")
 
 
@@ -46,6 +47,15 @@ def is_learner(roles: list[str]) -> bool:
     if any(getattr(lti_roles, name)(claim).check() for name in STAFF_ROLES):
         return False
     return lti_roles.StudentRole(claim).check()
+
+
+def is_grader(roles: list[str]) -> bool:
+    """An instructor or teaching assistant of the course (PyLTI1p3's role vocabulary): the hub's
+    launch puts them in the graders' group; the roster records them as members, never students."""
+    from pylti1p3 import roles as lti_roles
+
+    claim = {"https://purl.imsglobal.org/spec/lti/claim/roles": roles}
+    return any(getattr(lti_roles, name)(claim).check() for name in GRADER_ROLES)
 
 
 def _text(member: dict, key: str) -> str:
