@@ -24,7 +24,10 @@ The class before the guide: a course folder ~/dlsys-2027 (HOME is a scratch fold
 01_forward_ops as v1; ada fetched it and submitted the worked solution. Between the guide's v2
 release and its grading, bea fetches v2 and submits it solved. The test then checks: the new task
 is graded (bea: full marks on it, on v2), its known mistake is named (the guide's calibration run,
-and the mutant that is that mistake), its mutants are killed, and ada is graded on v1.
+and the mutant that is that mistake), its mutants are killed, and ada is graded on v1. The guide's
+step 6 changes an existing task (forward_relu) in the same v2, with no build or grading of its own:
+bea's fetched v2 shows its new instruction sentence, `course release` lists the changed cell, and
+both students keep full marks on it, under the check's new name.
 
 How the copy runs its own code: every command runs with PYTHONPATH at the copy, and `course` on
 PATH is ``python -m course_tools.cli``, so `course`, pytest and the grader import the copy. Kernels
@@ -62,6 +65,7 @@ from grading_support import require_sandbox
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "adding-a-task.md"
 ASSIGNMENT, TASK, MISTAKE = "01_forward_ops", "forward_sigmoid", "sigmoid_sign_of_the_exponent"
+CHANGED, CHANGED_CELL = "forward_relu", "relu_md"  # the existing task that the guide changes in the same v2
 COPIED = ["course_lib", "course_student", "course_tools", "autograder", "source", "assignments", "solutions",
           "tests", "docs", "nbgrader_config.py", "pyproject.toml"]
 CLASSES = {"guide-edit", "guide-append", "guide-script", "guide-run", "guide-refused"}
@@ -124,6 +128,7 @@ class Followed:
     course: Path
     said: dict            # block name -> (exit status, output)
     seconds: dict         # block name -> seconds
+    demo: DemoClass       # the exchange and the students' homes
 
 
 def _copy_bundle(bundle: Path) -> None:
@@ -208,7 +213,7 @@ def followed(tmp_path_factory) -> Followed:
                 assert status == 0, f"the guide's block at {block.name} failed:\n{block.text}\n{out[-5000:]}"
         seconds[block.name] = time.perf_counter() - start
     print("seconds per block of the guide:", {k: round(v, 1) for k, v in seconds.items()})
-    return Followed(bundle, course, said, seconds)
+    return Followed(bundle, course, said, seconds, demo)
 
 
 def test_the_guide_fits_todays_files(tmp_path):
@@ -218,14 +223,15 @@ def test_the_guide_fits_todays_files(tmp_path):
     blocks = [b for b in guide_blocks(GUIDE.read_text()) if b.kind]
     kinds = [b.kind for b in blocks]
     assert {kind: kinds.count(kind) for kind in sorted(CLASSES)} == {
-        "guide-append": 4, "guide-edit": 2, "guide-refused": 1, "guide-run": 5, "guide-script": 1}
+        "guide-append": 4, "guide-edit": 4, "guide-refused": 1, "guide-run": 5, "guide-script": 1}
+    shutil.copytree(ROOT / "source" / ASSIGNMENT, tmp_path / "bundle" / "source" / ASSIGNMENT)
     for block in blocks:
         if block.kind in ("guide-edit", "guide-append"):
-            (tmp_path / "bundle" / block.options["caption"]).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(ROOT / block.options["caption"], tmp_path / "bundle" / block.options["caption"])
-            (apply_edit if block.kind == "guide-edit" else append)(tmp_path / "bundle" / block.options["caption"],
-                                                                   block.text)
-    shutil.copytree(ROOT / "source" / ASSIGNMENT, tmp_path / "bundle" / "source" / ASSIGNMENT)
+            target = tmp_path / "bundle" / block.options["caption"]
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(ROOT / block.options["caption"], target)
+            (apply_edit if block.kind == "guide-edit" else append)(target, block.text)
     (script,) = [b for b in blocks if b.kind == "guide-script"]
     status, out = _run([sys.executable, "-c", script.text], tmp_path / "bundle", dict(os.environ))
     assert status == 0, out
@@ -288,3 +294,36 @@ def test_the_release_of_v2_names_who_holds_v1_and_ada_is_graded_on_v1(followed):
     with Course(followed.course).gradebook() as gradebook:
         scores = gradebook_task_scores(gradebook, ASSIGNMENT, v2_points)
     assert scores["ada"] == v2_points and scores["bea"] == v2_points  # ada's sigmoid counts at her rate: full
+
+
+def _guide_edit(caption: str) -> tuple[str, str]:
+    """The lines that the guide's edit of ``caption`` removes and adds (one edit per file here)."""
+    (block,) = [b for b in guide_blocks(GUIDE.read_text()) if b.kind == "guide-edit" and b.options["caption"] == caption]
+    lines = block.text.splitlines()
+    return ("\n".join(l[1:] for l in lines if l.startswith("-")), "\n".join(l[1:] for l in lines if l.startswith("+")))
+
+
+@pytest.mark.slow
+def test_the_changed_task_reaches_students_of_v2_and_is_still_graded_in_full(followed):
+    """Step 6: an existing task changed in the same v2. What students get: bea's fetched v2 has the
+    corrected sentence and ada's v1 keeps the earlier one; the release's summary names the changed
+    cell; both are graded in full on the task, and their feedback names the check by its new name."""
+    removed, added = _guide_edit(f"source/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
+    old_sentence, new_sentence = (json.loads(line.strip().rstrip(",")) for line in (removed, added))
+
+    def instruction(student: str) -> str:
+        nb = nbformat.read(str(followed.demo.home(student) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4)
+        (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == CHANGED_CELL]
+        return cell.source
+
+    assert new_sentence.strip() in instruction("bea") and old_sentence.strip() not in instruction("bea")
+    assert old_sentence.strip() in instruction("ada")
+    refused = followed.said["guide-release-refused"][1]
+    assert re.search(rf"locked cells changed: .*\b{CHANGED_CELL}\b", refused), refused[-3000:]
+
+    old_name, new_name = (line.strip().strip('"') for line in _guide_edit(f"autograder/{ASSIGNMENT}/test_forward_ops.py"))
+    for student in ("ada", "bea"):
+        graded = _result(followed, student)["tasks"][CHANGED]
+        assert graded["score"] == graded["points"] > 0, graded
+        names = {check["check"] for check in graded["checks"]}
+        assert new_name in names and old_name not in names, names
