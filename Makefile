@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv prerequisites-demo prerequisites-test demo test docs bench bench-grading gpu-check course student-package hub hub-test hub-screenshots report-screenshot clean
+.PHONY: venv prerequisites-demo prerequisites-test demo test docs bench bench-grading gpu-check course student-package hub hub-update hub-test hub-screenshots report-screenshot clean
 
 venv: $(STAMP)
 
@@ -52,6 +52,12 @@ student-package: venv
 # Needs root and configurable-http-proxy (npm install -g configurable-http-proxy).
 hub: venv
 	$(PY) -m course_tools.hub
+
+# A fix made in this checkout (after `course build ID`) into the running hub of `make hub`, which
+# keeps its semester: the bundle copy, the students' install if it changed, the course's services
+# started again; then `course release ID` in the course's terminal (docs/hub.md).
+hub-update: venv
+	$(PY) -m course_tools.hub.update
 
 # The end-to-end browser test on that hub alone (a few minutes; Debian's chromium).
 hub-test: venv

@@ -82,6 +82,11 @@ c.ConfigurableHTTPProxy.pid_file = str(STATE / "jupyterhub-proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.cleanup_servers = True  # stopping the hub stops every server it started
+# No periodic health check of the services: JupyterHub 5's check_services_health raises an
+# AttributeError when it runs while the hub stops (the course service's server record is already
+# gone), and it waits on a dying service, which made a stop take a minute. It only logs; a managed
+# service that exits is restarted by its own poll whatever this says.
+c.JupyterHub.service_check_interval = 0
 
 # ---------------------------------------------------------------------------- who logs in
 # A shared password, so that a test (and `make hub`) can log in. A real course swaps in its

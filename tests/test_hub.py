@@ -25,7 +25,11 @@ from hub/roster.csv, real nbgrader, Debian's Chromium driven by Playwright. One 
     of the checkout the hub was started from.
  6. The student's own terminal (a login shell): `course check` is on its PATH and reports the
     tasks; reading the checkout's hidden suites and the gradebook is refused.
- 7. The hub stops (its own test, also run when the scenario fails): nothing under its root is
+ 7. A fix in the middle of the semester: the instructor corrects the released notebook in a copy
+    of the bundle, puts it into the running hub (`make hub-update`: the bundle swapped in, the
+    course's services started again) and releases v2 in the course's terminal; the exchange
+    hands out v2, and the course folder keeps v1.
+ 8. The hub stops (its own test, also run when the scenario fails): nothing under its root is
     left to a uid or gid of the accounts it removed, nor the login shells' PATH snippet.
 
 Started from a checkout every account can read (a fresh clone is 0755), the hub refuses to start
@@ -213,6 +217,7 @@ def test_a_course_on_the_hub_used_in_a_browser(hub, browser):
             read_the_feedback(hub, student)
         isolation(hub, students["demo-ada"], ta)
         in_a_students_terminal(hub, students["demo-ada"])
+        fix_the_release_on_the_running_hub(hub, instructor)
     except BaseException:
         FAILURES.mkdir(exist_ok=True)
         hb.save_screenshots(people, FAILURES)
@@ -637,6 +642,66 @@ def in_a_students_terminal(hub, student: hb.Person) -> None:
     finally:
         for path in outputs.values():
             path.unlink(missing_ok=True)
+
+
+CORRECTION = "# Corrected during the semester: this comment is new in the second version."
+
+
+def fix_the_release_on_the_running_hub(hub, instructor: hb.Person) -> None:
+    """Mid-semester, the instructor corrects a locked code cell of the notebook (in source/ and in
+    the release, as `course build` writes it: the new text and nbgrader's checksum of it) in a copy of the bundle,
+    puts it into the running hub (course_tools/hub/update.py, `make hub-update`), and releases
+    v2 in the course's terminal. The bundle copy is swapped in still closed to students (0750,
+    the grader account's group); the two services come back with new processes; the exchange
+    hands out v2 with the correction; nothing of the semester is lost (the course folder's v1)."""
+    import tempfile
+
+    from nbgrader.utils import compute_checksum
+
+    from course_tools.hub import deploy, update
+
+    layout, course = hub.layout, hub.layout.course_id
+    grader = pwd.getpwnam(layout.grader_account)
+    before = update.services(layout, grader.pw_uid)
+    with tempfile.TemporaryDirectory(prefix="hub-test-fixed-bundle-") as scratch:
+        fixed = Path(scratch)
+        deploy.copy_bundle_into(fixed, layout.bundle)   # the checkout as the hub copied it at its start
+        # The same line in the source notebook and in the release, as `course build` would write
+        # it (`course release` regenerates the release from source/ and refuses a mismatch).
+        released = fixed / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        nb = nbformat.read(released, as_version=4)
+        cell = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("locked")
+                    and not c.metadata.nbgrader.get("grade"))
+        cell.source += "\n" + CORRECTION
+        if "checksum" in cell.metadata.nbgrader:
+            cell.metadata.nbgrader.checksum = compute_checksum(cell)
+        nbformat.write(nb, released)
+        source = fixed / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        nb = nbformat.read(source, as_version=4)
+        twin = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == cell.metadata.nbgrader.grade_id)
+        twin.source += "\n" + CORRECTION
+        nbformat.write(nb, source)
+        restarted = update.update(layout, source=fixed, say=print)
+    assert set(restarted).isdisjoint(before) and len(restarted) == len(before) == 2, (before, restarted)
+    mode = layout.bundle.stat()
+    assert (mode.st_uid, mode.st_gid, mode.st_mode & 0o777) == (0, grader.pw_gid, 0o750), oct(mode.st_mode)
+    assert CORRECTION in (layout.bundle / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    # The course's server is a new process: a new terminal, as the instructor would open one.
+    page = instructor.page
+    page.goto(instructor.url(f"/services/{course}/lab?reset"))  # not the earlier server's terminal
+    hb.wait_for_lab(page)
+    hb.open_terminal(page)
+    said = layout.grader_home / ".hub-test-release-v2"   # what the terminal printed, for the assertion
+    page.keyboard.type(f"course release {ASSIGNMENT} --yes > {said} 2>&1; echo exit $? >> {said}\n")
+    outbound = layout.exchange / course / "outbound" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert _wait_for(lambda: said.exists() and "exit " in said.read_text(), timeout=180), "`course release` did not end"
+    printed = said.read_text()
+    said.unlink()
+    assert printed.rstrip().endswith("exit 0") and CORRECTION in outbound.read_text(), printed
+    handed_out = nbformat.read(outbound, as_version=4)
+    assert handed_out.metadata["course"]["release_version"] == "v2", handed_out.metadata.get("course")
+    kept = sorted(p.name for p in (layout.course_folder / "release_versions" / ASSIGNMENT).glob("v*"))
+    assert kept == ["v1", "v2"], kept
 
 
 PROBE = '''import glob, importlib.util, json, os

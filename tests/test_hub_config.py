@@ -196,3 +196,39 @@ def test_view_feedback_opens_each_page_of_that_feedback_folder_only(tmp_path):
     assert result["ids"] == ["course-feedback-link:open"]
     assert result["opened"] == [["/user/demo-ada/files/04_conv_backward/feedback/2026-12-02%2008%3A00%3A00.5%20UTC/"
                                  "04_conv_backward.html", "_blank", "noopener"]], result
+
+
+def test_updating_a_hub_refuses_changing_nothing_without_a_deployment_or_with_new_dependencies(tmp_path):
+    """`make hub-update` (course_tools/hub/update.py) on a root with no deployment, and with a
+    checkout whose pyproject.toml differs from the hub's copy: each refusal names the reason and
+    leaves the files as they were."""
+    from course_tools.hub import update
+    from course_tools.hub.layout import HubLayout
+
+    layout = HubLayout(tmp_path / "hub", "update-test")
+    with pytest.raises(update.UpdateError, match="no hub deployment|run it as root"):
+        update.update(layout)
+    assert not layout.root.exists()
+    layout.bundle.mkdir(parents=True)
+    (layout.bundle / "pyproject.toml").write_text("[project]\nname = 'older'\n")
+    with pytest.raises(update.UpdateError, match="pyproject.toml differs"):
+        update._refuse_changed_dependencies(layout, ROOT)
+    assert (layout.bundle / "pyproject.toml").read_text() == "[project]\nname = 'older'\n"
+
+
+@needs_root
+def test_updating_a_hub_swaps_in_the_whole_bundle_closed_to_students(tmp_path):
+    """The new bundle/ holds the checkout's parts, root's with the grader group, 0750, and
+    nothing of the copy or of the old bundle is left beside it."""
+    from course_tools.hub import update
+    from course_tools.hub.layout import HubLayout
+
+    layout = HubLayout(tmp_path / "hub", "update-test")
+    layout.bundle.mkdir(parents=True)
+    (layout.bundle / "stale.txt").write_text("from the start of the semester")
+    update.swap_in_bundle(layout, grader_gid=4242)
+    top = layout.bundle.stat()
+    assert (top.st_uid, top.st_gid, stat.S_IMODE(top.st_mode)) == (0, 4242, 0o750)
+    assert not (layout.bundle / "stale.txt").exists()
+    assert (layout.bundle / "autograder" / "conftest.py").read_bytes() == (ROOT / "autograder" / "conftest.py").read_bytes()
+    assert sorted(p.name for p in layout.root.iterdir()) == ["bundle"]

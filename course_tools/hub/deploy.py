@@ -90,12 +90,17 @@ def as_user(user: str, args: list[str], env: dict | None = None, cwd: Path | Non
 def copy_bundle(layout: HubLayout) -> None:
     shutil.rmtree(layout.bundle, ignore_errors=True)
     layout.bundle.mkdir(parents=True)
+    copy_bundle_into(layout.bundle, ROOT)
+
+
+def copy_bundle_into(dest: Path, checkout: Path) -> None:
+    """Copy the BUNDLE_PARTS of ``checkout`` into the existing folder ``dest``."""
     for part in BUNDLE_PARTS:
-        source = ROOT / part
+        source = checkout / part
         if source.is_dir():
-            shutil.copytree(source, layout.bundle / part, ignore=IGNORE)
+            shutil.copytree(source, dest / part, ignore=IGNORE)
         else:
-            shutil.copy2(source, layout.bundle / part)
+            shutil.copy2(source, dest / part)
 
 
 def build_environments(layout: HubLayout) -> None:
