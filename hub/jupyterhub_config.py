@@ -17,7 +17,10 @@ can set it in its service unit or edit the defaults below):
   COURSE_HUB_ROOT       the deployment (layout: course_tools/hub/layout.py)    default /srv/course-hub
   COURSE_ID             the nbgrader course id, the service's name               default dlsys
   COURSE_HUB_ROSTER     username,role per line (instructor | ta | student)       default hub/roster.csv
-  COURSE_HUB_PASSWORD   the demo authenticator's shared password (required)
+  COURSE_HUB_PASSWORD   the demo authenticator's shared password (required unless COURSE_HUB_LOGIN=lti)
+  COURSE_HUB_LOGIN      password (the demo authenticator, default) | lti (launches from the LMS: the
+                        course's c.LMS registration, course_tools/hub/lti_settings.py; docs/lms.md)
+  COURSE_HUB_COURSE_DIR the course folder whose c.LMS is read          default ~grader-<course id>/<course id>
   COURSE_HUB_IP, COURSE_HUB_PORT                     where the proxy listens      127.0.0.1:8000
   COURSE_HUB_API_PORT, COURSE_HUB_PROXY_API_PORT, COURSE_HUB_SERVICE_PORT        8081, 8001, 9999
 
@@ -93,11 +96,26 @@ c.JupyterHub.service_check_interval = 0
 # institution's login: PAM (c.JupyterHub.authenticator_class = "pam", the Unix passwords of
 # these same accounts), or OAuth/LTI (oauthenticator's GenericOAuthenticator, ltiauthenticator
 # from the LMS), keeping allowed_users or mapping the LMS's roles to the groups below.
-c.JupyterHub.authenticator_class = "dummy"
-if not os.environ.get("COURSE_HUB_PASSWORD"):
-    raise SystemExit("set COURSE_HUB_PASSWORD: the demo authenticator's shared password (make hub sets one)")
-c.DummyAuthenticator.password = os.environ["COURSE_HUB_PASSWORD"]
-c.Authenticator.allowed_users = set(ROSTER)
+# COURSE_HUB_LOGIN=lti: students and staff arrive from the LMS by LTI 1.3 launches
+# (jupyterhub-ltiauthenticator, configured from the course's c.LMS; course_tools/hub/lti_login.py):
+# the account name is the roster's (`course lms roster`), the graders' group follows the LMS roles
+# at each launch (the authenticator manages groups, so load_groups below is not set).
+LOGIN = os.environ.get("COURSE_HUB_LOGIN", "password")
+if LOGIN not in ("password", "lti"):
+    raise SystemExit(f"COURSE_HUB_LOGIN={LOGIN!r}: write password (the demo's shared password) or lti")
+if LOGIN == "lti":
+    from course_tools.hub.lti_settings import configure as configure_lti
+
+    try:
+        configure_lti(c, Path(os.environ.get("COURSE_HUB_COURSE_DIR", GRADER_HOME / COURSE_ID)), FORMGRADE, STATE)
+    except Exception as err:  # a CourseError naming the setting to write; the hub must not start without it
+        raise SystemExit(f"the LTI login cannot be configured: {err}")
+else:
+    c.JupyterHub.authenticator_class = "dummy"
+    if not os.environ.get("COURSE_HUB_PASSWORD"):
+        raise SystemExit("set COURSE_HUB_PASSWORD: the demo authenticator's shared password (make hub sets one)")
+    c.DummyAuthenticator.password = os.environ["COURSE_HUB_PASSWORD"]
+    c.Authenticator.allowed_users = set(ROSTER)
 
 # ---------------------------------------------------------------------------- the students' servers
 # Each user's server runs as that Unix user in their own home (LocalProcessSpawner), from the
@@ -115,7 +133,8 @@ c.Spawner.start_timeout = 180  # JupyterLab starts slowly on a loaded 2-core mac
 c.Spawner.http_timeout = 180
 
 # ---------------------------------------------------------------------------- the graders
-c.JupyterHub.load_groups = {FORMGRADE: {"users": GRADERS}}
+if LOGIN == "password":   # with LTI the authenticator puts graders in the group at each launch
+    c.JupyterHub.load_groups = {FORMGRADE: {"users": GRADERS}}
 c.JupyterHub.load_roles = [
     {
         # The graders reach the course's service (formgrader, its terminal) and can find it in

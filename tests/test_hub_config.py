@@ -132,6 +132,43 @@ def test_the_configuration_follows_nbgraders_model_for_several_graders(tmp_path)
     assert set(config.Authenticator.allowed_users) == set(rosters.load().names())
 
 
+@needs_root
+def test_course_hub_login_lti_logs_in_through_the_courses_lms_registration(tmp_path, monkeypatch):
+    """COURSE_HUB_LOGIN=lti: the LTI 1.3 authenticator from the course's c.LMS (issuer, client id,
+    deployment, authorization and JWKS URLs), the graders' group managed by it (no load_groups, no
+    password); a registration without the launch's settings stops the hub naming them."""
+    pytest.importorskip("ltiauthenticator")
+    from course_tools.course_dir import init_course
+
+    course_id = "hubltitest"
+    grader = f"grader-{course_id}"
+    folder = init_course(tmp_path / "course", course_id, exchange=tmp_path / "exchange").root
+    settings = folder / "nbgrader_config.py"
+    plain = settings.read_text()
+    settings.write_text(plain + 'c.LMS.issuer = "https://lms.example.edu"\nc.LMS.client_id = "tool-7"\n'
+                        'c.LMS.token_url = "https://lms.example.edu/token"\n')
+    monkeypatch.setenv("COURSE_HUB_LOGIN", "lti")
+    monkeypatch.setenv("COURSE_HUB_COURSE_DIR", str(folder))
+    try:
+        accounts.create([grader])
+        with pytest.raises(SystemExit, match=r"c\.LMS\.deployment_id, c\.LMS\.auth_login_url, c\.LMS\.jwks_url"):
+            _load_config(course_id, tmp_path)
+        settings.write_text(settings.read_text() + 'c.LMS.deployment_id = "dep-1"\n'
+                            'c.LMS.auth_login_url = "https://lms.example.edu/auth"\n'
+                            'c.LMS.jwks_url = "https://lms.example.edu/jwks"\n')
+        config = _load_config(course_id, tmp_path)
+    finally:
+        accounts.remove([grader])
+    assert config.JupyterHub.authenticator_class == "course_tools.hub.lti_login.CourseLTI13Authenticator"
+    lti = config.CourseLTI13Authenticator
+    assert (lti.issuer, lti.client_id, lti.deployment_ids) == ("https://lms.example.edu", {"tool-7"}, {"dep-1"})
+    assert (lti.authorize_url, lti.jwks_endpoint) == ("https://lms.example.edu/auth", "https://lms.example.edu/jwks")
+    assert lti.graders_group == f"formgrade-{course_id}" and lti.nonce_store == str(tmp_path / "state" /
+                                                                                   "lti-nonces.sqlite")
+    assert "load_groups" not in config.JupyterHub and "DummyAuthenticator" not in config
+    assert "allowed_users" not in config.Authenticator
+
+
 def test_the_students_lab_extension_is_where_jupyterlab_finds_and_loads_it(tmp_path):
     """deploy.install_lab_extensions puts hub/labextensions/course-feedback-link into an
     environment where JupyterLab's server lists it in the page config (what the browser loads),
