@@ -228,6 +228,11 @@ def test_a_course_on_the_hub_used_in_a_browser(hub, browser):
 
 
 def release_from_the_service_terminal(hub, instructor: hb.Person) -> None:
+    from course_tools.course_dir import Course
+    from course_tools.sections import all_sections
+
+    # The hub's course folder has the roster's sections (`course extend --section` reaches them).
+    assert all_sections(Course(hub.layout.course_folder)) == {"lab-a": ["demo-ada", "demo-cleo"], "lab-b": ["demo-ben"]}
     course = hub.layout.course_id
     page = instructor.page
     page.goto(instructor.url(f"/services/{course}/lab"))

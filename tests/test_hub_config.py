@@ -31,6 +31,7 @@ def test_the_roster_has_graders_and_students():
     assert roster.graders == ["demo-instructor", "demo-ta"]
     assert roster.students == ["demo-ada", "demo-ben", "demo-cleo"]
     assert roster.student_names()[0] == ("demo-ada", "Ada", "Lovelace")
+    assert roster.sections() == {"demo-ada": "lab-a", "demo-ben": "lab-b", "demo-cleo": "lab-a"}
 
 
 def test_a_roster_without_names_still_loads(tmp_path):

@@ -144,10 +144,11 @@ def _enable_server_extension(env: Path, name: str, module: str) -> None:
         {"ServerApp": {"jpserver_extensions": {module: True}}}, indent=2) + "\n")
 
 
-def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = ()) -> None:
+def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = (), sections: dict[str, str] | None = None) -> None:
     """Permissions, the exchange, nbgrader's global config and the course folder, with
-    ``students`` (username, first name, last name) in its gradebook; the grader account must
-    exist (accounts.create)."""
+    ``students`` (username, first name, last name) in its gradebook and ``sections``
+    ({username: section}, the roster's) in its database; the grader account must exist
+    (accounts.create)."""
     grader = pwd.getpwnam(layout.grader_account)
     for private in (layout.bundle, layout.grader_env):
         _chown_tree_top(private, grader.pw_gid, 0o750)
@@ -163,7 +164,7 @@ def lay_out(layout: HubLayout, students: list[tuple[str, str, str]] = ()) -> Non
     layout.profile_snippet.write_text(PROFILE_SNIPPET.format(
         course_id=layout.course_id, student_env=layout.student_env, grader_env=layout.grader_env))
     os.chmod(layout.profile_snippet, 0o644)
-    _make_course_folder(layout, students)
+    _make_course_folder(layout, students, sections or {})
 
 
 def release_ownership(layout: HubLayout) -> list[Path]:
@@ -201,14 +202,18 @@ def _give_to_root(path: Path) -> bool:
     return True
 
 
-def _make_course_folder(layout: HubLayout, students: list[tuple[str, str, str]]) -> None:
+def _make_course_folder(layout: HubLayout, students: list[tuple[str, str, str]], sections: dict[str, str]) -> None:
     """`course init --roster` for the grader account (without building a student install: the hub
-    has one). The students come as JSON: the grader account cannot read the roster's checkout."""
+    has one): the students' names into the gradebook and their sections (`course extend
+    --section`) into the course's database. They come as JSON: the grader account cannot read the
+    roster's checkout."""
     code = ("import json, sys; from course_tools.course_dir import init_course; "
-            "init_course(sys.argv[1], sys.argv[2], sys.argv[3], students=json.loads(sys.argv[4]))")
+            "from course_tools.sections import record; "
+            "record(init_course(sys.argv[1], sys.argv[2], sys.argv[3], students=json.loads(sys.argv[4])), "
+            "json.loads(sys.argv[5]))")
     made = as_user(layout.grader_account, [str(layout.grader_env / "bin" / "python"), "-c", code,
                                            str(layout.course_folder), layout.course_id, str(layout.exchange),
-                                           json.dumps(list(students))])
+                                           json.dumps(list(students)), json.dumps(sections)])
     if made.returncode != 0:
         raise RuntimeError(f"making the course folder {layout.course_folder} failed: {made.stderr.strip()}")
     jupyter = layout.grader_home / ".jupyter"

@@ -65,7 +65,7 @@ def running_hub(layout: HubLayout, roster_path: Path = rosters.DEFAULT,
         try:
             say(f"creating the accounts {', '.join(names)} ...")
             accounts.create(names)
-            deploy.lay_out(layout, roster.student_names())
+            deploy.lay_out(layout, roster.student_names(), roster.sections())
             refuse_if_students_could_read_hidden_material(layout, roster.students)
             say(f"starting JupyterHub on {hub.url} ...")
             hub.start()
