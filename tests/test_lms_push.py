@@ -48,7 +48,8 @@ def _assert_platform_holds_the_export(platform, course):
     assert max(per_user.values()) == 1, [k for k, n in per_user.items() if n > 1]
 
 
-def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(tmp_path):
+def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(tmp_path, capsys):
+    from course_tools.cli.status import status
     from course_tools.lms.push import push
 
     platform, course = _synced_class(tmp_path)
@@ -73,10 +74,18 @@ def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(t
         assert (second.planned, second.requests, second.up_to_date) == ([], 0, 27)
         assert len(platform.requests) == before   # not even a token
 
+        capsys.readouterr()
+        status(course, None)                      # course status: what the LMS holds, per assignment
+        assert f"  {ASSIGNMENT}: 27 held by the LMS\n" in capsys.readouterr().out
+
         set_manual(course, "s05", 4.5)            # a late manual grade
+        status(course, ASSIGNMENT)                # course status ID: who the next push sends, and why
+        assert f"to send at the next `course lms push {ASSIGNMENT}` (changed): s05\n" in capsys.readouterr().out
         third = push(course, ASSIGNMENT)
         assert third.sent == ["s05"] and platform.score_posts() == 28
         _assert_platform_holds_the_export(platform, course)
+        status(course, ASSIGNMENT)
+        assert "sends nothing: the LMS is up to date" in capsys.readouterr().out
 
 
 def test_dry_run_says_what_would_change_and_sends_nothing(tmp_path):

@@ -59,7 +59,20 @@ def status(course: Course, assignment: str | None) -> int:
          f"'late work until': the last moment a late submission earns points.")
     _say_release_order(course, known)
     _say_service_queue(course, None)
+    _say_lms(course, None)
     return 0
+
+
+def _say_lms(course: Course, assignment: str | None) -> None:
+    """What the LMS holds (course lms push), when a push has run: per assignment, or for one
+    assignment also who the next push would send and why."""
+    from ..lms import summary
+
+    found = summary.overview(course) if assignment is None else summary.lines(course, assignment)
+    if found and assignment is None:
+        _say("\nLMS (course lms push; `course status <id>` says what the next push would send):")
+    if found:
+        _say(("" if assignment is None else "\n") + "\n".join(found))
 
 
 def _say_service_queue(course: Course, assignment: str | None) -> None:
@@ -132,6 +145,7 @@ def _status_of(course: Course, assignment: str, due) -> int:
                       right={2}) if rows
          else "no submissions yet")
     _say_service_queue(course, assignment)
+    _say_lms(course, assignment)
     return 0
 
 
