@@ -62,7 +62,8 @@ def create(names: list[str]) -> list[pwd.struct_passwd]:
     return made
 
 
-def _processes_of(uid: int) -> list[int]:
+def processes_of(uid: int) -> list[int]:
+    """The pids of every process running as ``uid``."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -78,15 +79,15 @@ def kill_processes(uid: int, timeout: float = 5.0) -> None:
     """End every process running as ``uid`` (servers and kernels of an account made here):
     SIGTERM, then SIGKILL what is left after ``timeout`` seconds."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in _processes_of(uid):
+        for pid in processes_of(uid):
             try:
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + timeout
-        while _processes_of(uid) and time.monotonic() < deadline:
+        while processes_of(uid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if not _processes_of(uid):
+        if not processes_of(uid):
             return
 
 

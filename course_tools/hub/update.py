@@ -38,7 +38,7 @@ from typing import Callable
 
 from ..paths import ROOT
 from ..student_package import build_student_package
-from . import deploy, roster as rosters
+from . import accounts, deploy, roster as rosters
 from .layout import DEFAULT_COURSE_ID, DEFAULT_ROOT, HubLayout
 from .session import refuse_if_students_could_read_hidden_material
 
@@ -127,17 +127,12 @@ def services(layout: HubLayout, grader_uid: int) -> dict[int, str]:
     """pid -> command line of each process the hub runs as the grader account: the course's
     managed services (their parent is the jupyterhub process)."""
     found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in accounts.processes_of(grader_uid):
         try:
-            pid = int(entry.name)
-            if entry.stat().st_uid != grader_uid:
-                continue
             parent = _command(_parent(pid))   # `python -m jupyterhub -f ...` or `jupyterhub -f ...`
             if any(Path(part).name == "jupyterhub" for part in parent[:3]):
                 found[pid] = " ".join(_command(pid)).strip()
-        except (OSError, ValueError, IndexError):
+        except (OSError, ValueError, IndexError):   # the process ended meanwhile
             continue
     return found
 
