@@ -28,9 +28,12 @@ demo: prerequisites-demo
 	@$(MAKE) --no-print-directory venv
 	$(VENV)/bin/course demo
 
+# Two pytest processes by default (pytest-xdist; TEST_WORKERS=0 runs in one), each taking whole test
+# files, so a file's fixtures are built once; tests/conftest.py starts the longest files first.
+TEST_WORKERS ?= 2
 test: prerequisites-test
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The documentation site into docs/_build/html: warnings are errors, internal links and anchors checked;
 # the reference pages (commands, environment variables, settings) are generated from the code.

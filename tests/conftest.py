@@ -411,3 +411,20 @@ def gradebook_task_scores(gradebook, assignment: str, tasks) -> dict[str, dict[s
     """{student: {task: score}} of ``assignment`` in an open nbgrader Gradebook, for ``tasks``."""
     return {s.student_id: {g.name: g.score for nb in s.notebooks for g in nb.grades if g.name in tasks}
             for s in gradebook.assignment_submissions(assignment)}
+
+
+# ---------------------------------------------------------------------------------- order
+# `make test` runs on two pytest-xdist workers, each taking whole files in the collection's order
+# (--dist loadfile --no-loadscope-reorder). A long file started last keeps one worker busy while the
+# other idles, so the longest files go first, longest first (seconds measured in a CI run; the rest
+# keep pytest's order). Only the order changes: every worker sorts the same collection the same way.
+LONGEST_FILES_FIRST = (
+    "test_hub.py", "test_course_workflow.py", "test_notebooks.py", "test_authoring_guide.py",
+    "test_release_versions.py", "test_autograder_nbgrader.py", "test_exchange_accounts.py",
+    "test_course_postgres.py", "test_extensions_workflow.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: index for index, name in enumerate(LONGEST_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
