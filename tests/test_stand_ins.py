@@ -47,3 +47,40 @@ def test_the_answers_are_not_written_out():
 def test_broadcast_copies_is_what_reduce_to_shape_of_ones_gives(shape, to):
     np.testing.assert_array_equal(stand_ins.broadcast_copies(shape, to),
                                   shaping.reduce_to_shape(Tensor(np.ones(to)), shape).numpy())
+
+
+class _NeverResets:
+    """A LossScaler whose update forgets to reset good_steps after a growth (a common mistake)."""
+
+    def __init__(self, init_scale, growth_interval=3, **_):
+        self.scale_value, self.growth_interval, self.good_steps, self.skipped_steps = init_scale, growth_interval, 0, 0
+
+    def update(self, finite):
+        if finite:
+            self.good_steps += 1
+            if self.good_steps >= self.growth_interval:
+                self.scale_value *= 2
+        else:
+            self.skipped_steps += 1
+            self.good_steps = 0
+            self.scale_value /= 2
+
+
+def test_the_reference_scaler_gives_the_worked_example():
+    from course_lib.precision import LossScaler
+
+    assert stand_ins.scaler_example_mismatch(LossScaler) is None
+    assert stand_ins.scaler_is_right(LossScaler)
+
+
+def test_a_wrong_scaler_is_named_at_its_first_wrong_step_without_the_answer():
+    message = stand_ins.scaler_example_mismatch(_NeverResets)
+    # Steps 1-3 agree with the rules; at step 4 the scale grows but good_steps stays at 3.
+    assert "step 4" in message and "(8.0, 3, 1)" in message
+    assert "(8.0, 0, 1)" not in message                       # the state it should be in: question 3's answer
+    assert not stand_ins.scaler_is_right(_NeverResets)
+
+
+def test_the_worked_table_is_not_written_out():
+    text = open(stand_ins.__file__, encoding="utf-8").read()
+    assert "(4.0, 0, 2)" not in text and "(8.0, 0, 1)" not in text and "(8.0, 1, 1)" not in text

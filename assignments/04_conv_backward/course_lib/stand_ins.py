@@ -14,6 +14,7 @@ code.
     with lent(ops.shaping, "transpose_permutation", transpose_permutation):   # 01: transpose
     with lent(ops.shaping, "reduce_to_shape", matmul_reduce_to_shape):       # 02: matmul
     assert_close(got, broadcast_copies((2, 1, 4), (5, 2, 3, 4)), ...)         # 02: broadcast_to
+    assert scaler_example_mismatch(LossScaler) is None, ...                   # 07: loss_scaler
 """
 from __future__ import annotations
 
@@ -114,3 +115,66 @@ def broadcast_copies(shape, broadcast_shape):
     size = int(np.prod(shape, dtype=np.int64))
     index = np.broadcast_to(np.arange(size).reshape(shape), broadcast_shape)
     return np.bincount(index.ravel(), minlength=size).reshape(shape).astype(np.float64)
+
+
+# 07: loss_scaler's question 3 works LossScaler.update on paper. Its check runs the same example
+# and compares each step with these digests of (scale_value, good_steps, skipped_steps), so that the
+# check's code is not the table the question asks for.
+SCALER_EXAMPLE = {"init_scale": 8.0, "growth_interval": 3}
+SCALER_EXAMPLE_STEPS = (False, True, True, True, True, False)          # finite? (False: an overflow)
+SCALER_EXAMPLE_STATES = ("681fe41135", "d5471698c6", "88d7cb07dc", "84fd272faf", "000f102bb2", "e3e625bc4e")
+
+
+def scaler_state(scaler) -> tuple[float, int, int]:
+    """(scale_value, good_steps, skipped_steps) of a LossScaler, as plain Python numbers."""
+    try:
+        return float(scaler.scale_value), int(scaler.good_steps), int(scaler.skipped_steps)
+    except (TypeError, ValueError) as error:
+        raise AssertionError(f"scale_value must be a number and good_steps, skipped_steps whole numbers; got "
+                             f"{scaler.scale_value!r}, {scaler.good_steps!r}, {scaler.skipped_steps!r}") from error
+
+
+def _state_digest(state: tuple[float, int, int]) -> str:
+    return hashlib.sha256(repr(state).encode()).hexdigest()[:10]
+
+
+def scaler_example_mismatch(scaler_class) -> str | None:
+    """Question 3's example run through ``scaler_class.update``: None when every step leaves the
+    state the rules give, else a message that names the first wrong step and the state the
+    student's scaler is in (not the state it should be in: that is the question's answer)."""
+    scaler = scaler_class(**SCALER_EXAMPLE)
+    for step, (finite, expected) in enumerate(zip(SCALER_EXAMPLE_STEPS, SCALER_EXAMPLE_STATES), start=1):
+        scaler.update(finite)
+        state = scaler_state(scaler)
+        if _state_digest(state) != expected:
+            return (f"update, question 3's example (init_scale 8, growth_interval 3), step {step} "
+                    f"({'finite' if finite else 'an overflow'}): your scaler is at (scale_value, good_steps, "
+                    f"skipped_steps) = {state}, which is not what the rules give. Work the six steps on paper and "
+                    f"compare them one by one with what your update does")
+    return None
+
+
+def scaler_flags_overflows(scaler_class) -> bool:
+    """Whether ``scaler_class.unscale`` reports False for an inf in the first parameter and for a NaN
+    in the last one, and True when every gradient is finite."""
+    import numpy as np
+
+    from .autograd import Tensor
+    from .nn import Parameter
+
+    flags = []
+    for values in ([[1.0, np.inf], [1.0, 2.0]], [[1.0, 2.0], [np.nan, 1.0]], [[1.0, 2.0], [3.0, 4.0]]):
+        params = [Parameter(np.ones(2), dtype="float16") for _ in values]
+        for p, v in zip(params, values):
+            p.grad = Tensor(np.array(v), dtype="float16", requires_grad=False)
+        flags.append(bool(scaler_class(init_scale=2.0).unscale(params)[1]))
+    return flags == [False, False, True]
+
+
+def scaler_is_right(scaler_class) -> bool:
+    """Whether a LossScaler gives question 3's example and flags overflows (07's precision check holds
+    back the parts that need a right scaler until it does: a scaler bug is loss_scaler's)."""
+    try:
+        return scaler_example_mismatch(scaler_class) is None and scaler_flags_overflows(scaler_class)
+    except Exception:
+        return False
