@@ -76,7 +76,7 @@ def test_the_reference_scaler_gives_the_worked_example():
 def test_a_wrong_scaler_is_named_at_its_first_wrong_step_without_the_answer():
     message = stand_ins.scaler_example_mismatch(_NeverResets)
     # Steps 1-3 agree with the rules; at step 4 the scale grows but good_steps stays at 3.
-    assert "step 4" in message and "(8.0, 3, 1)" in message
+    assert "question 3's example" in message and "after step 4" in message and "(8.0, 3, 1)" in message
     assert "(8.0, 0, 1)" not in message                       # the state it should be in: question 3's answer
     assert not stand_ins.scaler_is_right(_NeverResets)
 
@@ -84,3 +84,25 @@ def test_a_wrong_scaler_is_named_at_its_first_wrong_step_without_the_answer():
 def test_the_worked_table_is_not_written_out():
     text = open(stand_ins.__file__, encoding="utf-8").read()
     assert "(4.0, 0, 2)" not in text and "(8.0, 0, 1)" not in text and "(8.0, 1, 1)" not in text
+    assert "(1024.0, 0, 0)" not in text and "(2.0, 0, 6)" not in text
+
+
+def test_a_scaler_without_a_floor_is_caught_by_the_second_example():
+    class NoFloor(_NeverResets):
+        def __init__(self, init_scale, growth_factor=2.0, backoff_factor=0.5, growth_interval=3, min_scale=1.0):
+            super().__init__(init_scale, growth_interval)
+            self.growth_factor, self.backoff_factor = growth_factor, backoff_factor
+
+        def update(self, finite):
+            if finite:
+                self.good_steps += 1
+                if self.good_steps >= self.growth_interval:
+                    self.scale_value *= self.growth_factor
+                    self.good_steps = 0
+            else:
+                self.skipped_steps += 1
+                self.good_steps = 0
+                self.scale_value *= self.backoff_factor
+
+    message = stand_ins.scaler_example_mismatch(NoFloor)
+    assert "min_scale 2" in message and "after step 10" in message and "(1.0, 0, 5)" in message

@@ -118,11 +118,19 @@ def broadcast_copies(shape, broadcast_shape):
 
 
 # 07: loss_scaler's question 3 works LossScaler.update on paper. Its check runs the same example
-# and compares each step with these digests of (scale_value, good_steps, skipped_steps), so that the
-# check's code is not the table the question asks for.
-SCALER_EXAMPLE = {"init_scale": 8.0, "growth_interval": 3}
-SCALER_EXAMPLE_STEPS = (False, True, True, True, True, False)          # finite? (False: an overflow)
-SCALER_EXAMPLE_STATES = ("681fe41135", "d5471698c6", "88d7cb07dc", "84fd272faf", "000f102bb2", "e3e625bc4e")
+# (and one with other factors and a floor) and compares each step with these digests of
+# (scale_value, good_steps, skipped_steps), so that the check's code is not the table the question
+# asks for. name -> (LossScaler's arguments, the steps' flags (False: an overflow), digests per step)
+SCALER_EXAMPLES = {
+    "question 3's example (init_scale 8, growth_interval 3)": (
+        {"init_scale": 8.0, "growth_interval": 3}, (False, True, True, True, True, False),
+        ("681fe41135", "d5471698c6", "88d7cb07dc", "84fd272faf", "000f102bb2", "e3e625bc4e")),
+    "init_scale 64, growth_factor 4, backoff_factor 0.25, growth_interval 2, min_scale 2": (
+        {"init_scale": 64.0, "growth_factor": 4.0, "backoff_factor": 0.25, "growth_interval": 2, "min_scale": 2.0},
+        (True,) * 5 + (False,) * 6,
+        ("87a4391287", "60d39bcf09", "c01dc7d053", "eccd2036f3", "89fd7e2479", "8bdb943827", "4b5bd1e589",
+         "a10f16334b", "a911119fc8", "c3fd56b87c", "b6a308e503")),
+}
 
 
 def scaler_state(scaler) -> tuple[float, int, int]:
@@ -139,18 +147,19 @@ def _state_digest(state: tuple[float, int, int]) -> str:
 
 
 def scaler_example_mismatch(scaler_class) -> str | None:
-    """Question 3's example run through ``scaler_class.update``: None when every step leaves the
-    state the rules give, else a message that names the first wrong step and the state the
-    student's scaler is in (not the state it should be in: that is the question's answer)."""
-    scaler = scaler_class(**SCALER_EXAMPLE)
-    for step, (finite, expected) in enumerate(zip(SCALER_EXAMPLE_STEPS, SCALER_EXAMPLE_STATES), start=1):
-        scaler.update(finite)
-        state = scaler_state(scaler)
-        if _state_digest(state) != expected:
-            return (f"update, question 3's example (init_scale 8, growth_interval 3), step {step} "
-                    f"({'finite' if finite else 'an overflow'}): your scaler is at (scale_value, good_steps, "
-                    f"skipped_steps) = {state}, which is not what the rules give. Work the six steps on paper and "
-                    f"compare them one by one with what your update does")
+    """The examples of SCALER_EXAMPLES run through ``scaler_class.update``: None when every step
+    leaves the state the rules give, else a message that names the example, its first wrong step and
+    the state the student's scaler is in (not the state it should be in: that is the question's answer)."""
+    for name, (arguments, steps, states) in SCALER_EXAMPLES.items():
+        scaler = scaler_class(**arguments)
+        for step, (finite, expected) in enumerate(zip(steps, states), start=1):
+            scaler.update(finite)
+            state = scaler_state(scaler)
+            if _state_digest(state) != expected:
+                flags = ", ".join("finite" if f else "overflow" for f in steps)
+                return (f"update, {name}, steps {flags}: after step {step} ({'finite' if finite else 'an overflow'}) "
+                        f"your scaler is at (scale_value, good_steps, skipped_steps) = {state}, which is not what "
+                        f"the rules give. Work the steps on paper and compare them one by one with what your update does")
     return None
 
 
