@@ -12,6 +12,9 @@ commands from here, so students and instructors run the same code.
     nbgrader_run.py  `nbgrader <step>` as a subprocess, its errors picked out of the log
     check.py         `course check`: a notebook's visible checks, in a fresh kernel
     check_report.py  what `course check` found, and the report printed from it
+    times.py         moments as students read them (UTC and the course's zone, "2 hours")
+    deadlines.py     the student's own deadlines, asked of the course's grading service
+    lab_deadlines.py the same for the Assignments tab: a Jupyter server extension of their server
     commands.py      fetch, submit, check as the command line runs them
     cli.py           the student commands' arguments, and the student-only `course` command
 """

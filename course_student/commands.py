@@ -3,11 +3,16 @@
 On a JupyterHub the course id and exchange usually come from the hub's nbgrader configuration
 (/etc/jupyter/nbgrader_config.py); --course-id and --exchange override it, and --student
 names the student where the account name is not the student id (shared accounts, tests).
+Both fetch and submit then say the student's own deadline where the course's grading service
+answers (deadlines.py), with a warning when it is past or less than an hour away.
 """
 from __future__ import annotations
 
+import datetime
+import sys
 from pathlib import Path
 
+from . import deadlines
 from .check import CheckError, check_notebook
 from .check_report import format_report
 from .errors import CourseError, check_assignment
@@ -48,6 +53,7 @@ def fetch(assignment: str, feedback: bool, where: Path, course_id, exchange, stu
     _nbgrader("fetch_assignment", assignment, where, extra, f"fetching {assignment}")
     print(f"fetched {assignment} into {where / assignment}; open {assignment}.ipynb there, and run "
           f"`course check {where / assignment / (assignment + '.ipynb')}` before you submit")
+    say_deadline(assignment, submitting=False)
     return 0
 
 
@@ -66,7 +72,19 @@ def submit(assignment: str, where: Path, course_id, exchange, student) -> int:
                     f"submitting {assignment}")
     stamp = next((line.split("Submitted as:")[1].strip() for line in log.splitlines() if "Submitted as:" in line), "")
     print(f"submitted {assignment} ({stamp}). You may submit again before the deadline: the last one counts.")
+    say_deadline(assignment, submitting=True)
     return 0
+
+
+def say_deadline(assignment: str, submitting: bool) -> None:
+    """Print the student's own deadline for ``assignment`` (stdout) and any warning (stderr);
+    nothing where no grading service is there to ask."""
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    lines, warnings = deadlines.lines_for(deadlines.ask(), assignment, now, submitting)
+    for line in lines:
+        print(line)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def check(notebook: Path, timeout: int, progress: bool = True) -> int:

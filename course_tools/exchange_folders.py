@@ -24,7 +24,7 @@ import pwd
 import stat
 from pathlib import Path
 
-from .course_dir import CourseError
+from .course_dir import Course, CourseError
 
 EXCHANGE_MODE = 0o1777
 
@@ -110,3 +110,11 @@ def _not_writable_by_others(path: Path, info: os.stat_result) -> None:
         raise ExchangeTakeover(f"the exchange folder {path} is writable by other accounts (mode "
                                f"{stat.S_IMODE(info.st_mode):04o}): refusing to use it. As its owner run: "
                                f"chmod go-w {path}")
+
+
+def released_assignments(course: Course) -> list[str]:
+    """Assignments in the exchange's outbound folder that this bundle grades."""
+    from course_lib.tasks import ASSIGNMENTS
+
+    outbound = course.exchange / course.course_id / "outbound"
+    return [a for a in ASSIGNMENTS if (outbound / a).is_dir()]

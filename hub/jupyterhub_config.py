@@ -23,6 +23,7 @@ can set it in its service unit or edit the defaults below):
   COURSE_HUB_COURSE_DIR the course folder whose c.LMS is read          default ~grader-<course id>/<course id>
   COURSE_HUB_IP, COURSE_HUB_PORT                     where the proxy listens      127.0.0.1:8000
   COURSE_HUB_API_PORT, COURSE_HUB_PROXY_API_PORT, COURSE_HUB_SERVICE_PORT        8081, 8001, 9999
+  COURSE_HUB_GRADING_PORT  the grading service's deadlines page (students' own deadlines)  9998
 
 Not covered here (see the README): containers (DockerSpawner), Kubernetes (Zero to JupyterHub),
 several courses on one hub.
@@ -43,6 +44,11 @@ FORMGRADE = f"formgrade-{COURSE_ID}"        # nbgrader's name for the graders' g
 STUDENT_ENV, GRADER_ENV = ROOT / "student-env", ROOT / "grader-env"
 ETC_JUPYTER, STATE = ROOT / "etc" / "jupyter", ROOT / "state"
 SERVICE_PORT = int(os.environ.get("COURSE_HUB_SERVICE_PORT", "9999"))
+GRADING = f"{COURSE_ID}-grading"            # the grading service (`course serve`), below
+GRADING_PORT = int(os.environ.get("COURSE_HUB_GRADING_PORT", "9998"))
+# What a student's `course fetch` / `course submit` and Assignments tab ask for their own deadline
+# (course_tools/service/deadline_api.py), with their server's own hub token.
+GRADING_URL = f"http://127.0.0.1:{GRADING_PORT}/services/{GRADING}/"
 try:
     GRADER_HOME = Path(pwd.getpwnam(GRADER).pw_dir)
 except KeyError:
@@ -128,6 +134,7 @@ c.Spawner.environment = {
     "PATH": f"{STUDENT_ENV / 'bin'}:/usr/bin:/bin",
     "VIRTUAL_ENV": str(STUDENT_ENV),
     "JUPYTER_CONFIG_PATH": str(ETC_JUPYTER),  # nbgrader's global config: course id and exchange
+    "COURSE_GRADING_URL": GRADING_URL,        # the grading service's deadlines page (course_student/deadlines.py)
 }
 c.Spawner.start_timeout = 180  # JupyterLab starts slowly on a loaded 2-core machine
 c.Spawner.http_timeout = 180
@@ -148,6 +155,12 @@ c.JupyterHub.load_roles = [
         # the course service too; a student's stays limited to the student.
         "name": "server",
         "scopes": ["inherit"],
+    },
+    {
+        # Every user (JupyterHub's default role, plus one scope): their own server's token may ask
+        # the grading service for their own deadlines, which is all that service answers a user.
+        "name": "user",
+        "scopes": ["self", f"access:services!service={GRADING}"],
     },
 ]
 
@@ -175,11 +188,13 @@ c.JupyterHub.services = [
 
 # The grading service (`course serve`, course_tools/service/; the README's "Feedback before the
 # deadline"): it grades each submission as it reaches the exchange and publishes its feedback for
-# the students' Fetch Feedback. A hub-managed service without a URL, in the grader account and
-# environment like the course's server above (the same course folder, gradebook and sandbox). The
-# hub starts it again when it exits; a restart loses nothing (its queue is in the gradebook's database).
+# the students' Fetch Feedback. A hub-managed service in the grader account and environment like
+# the course's server above (the same course folder, gradebook and sandbox). The hub starts it
+# again when it exits; a restart loses nothing (its queue is in the gradebook's database). Its URL
+# serves one page: the logged-in student's own deadlines (course_tools/service/deadline_api.py).
 c.JupyterHub.services.append({
-    "name": f"{COURSE_ID}-grading",
+    "name": GRADING,
+    "url": f"http://127.0.0.1:{GRADING_PORT}",
     "command": [str(GRADER_ENV / "bin" / "course"), "serve", "--course", str(GRADER_HOME / COURSE_ID)],
     "user": GRADER,
     "cwd": str(GRADER_HOME),

@@ -125,7 +125,11 @@ def test_the_configuration_follows_nbgraders_model_for_several_graders(tmp_path)
     service, grading = hub.services
     assert service["name"] == course and service["user"] == grader
     # The grading service (`course serve`) runs in the same account, course folder and environment.
-    assert grading["name"] == f"{course}-grading" and grading["user"] == grader and "url" not in grading
+    assert grading["name"] == f"{course}-grading" and grading["user"] == grader
+    # Its URL answers students' own deadlines (service/deadline_api.py): every user's token may reach
+    # it, and their servers are told where it is.
+    assert config.Spawner.environment["COURSE_GRADING_URL"] == f"{grading['url']}/services/{course}-grading/"
+    assert roles["user"]["scopes"] == ["self", f"access:services!service={course}-grading"]
     assert grading["command"][:2] == [str(tmp_path / "grader-env" / "bin" / "course"), "serve"]
     assert grading["environment"]["COURSE_DIR"] == service["environment"]["COURSE_DIR"]
     assert service["command"] == [str(tmp_path / "grader-env" / "bin" / "jupyterhub-singleuser")]
@@ -182,7 +186,7 @@ def test_the_students_lab_extension_is_where_jupyterlab_finds_and_loads_it(tmp_p
     deploy.install_lab_extensions(env)
     deploy.install_lab_extensions(env)   # again at the next start: replaced, not nested
     found = get_federated_extensions([str(env / "share" / "jupyter" / "labextensions")])
-    assert list(found) == ["course-feedback-link"], found
+    assert sorted(found) == ["course-deadlines", "course-feedback-link"], found
     build = found["course-feedback-link"]["jupyterlab"]["_build"]
     entry = Path(found["course-feedback-link"]["ext_path"]) / build["load"]
     assert build["extension"] == "./extension" and entry.is_file()

@@ -67,7 +67,7 @@ class Hub:
         return {**os.environ, **self.layout.env(), "COURSE_HUB_ROSTER": str(self.roster),
                 "COURSE_HUB_PASSWORD": self.password, "COURSE_HUB_PORT": str(self.port),
                 "COURSE_HUB_API_PORT": str(free_port()), "COURSE_HUB_PROXY_API_PORT": str(free_port()),
-                "COURSE_HUB_SERVICE_PORT": str(free_port())}
+                "COURSE_HUB_SERVICE_PORT": str(free_port()), "COURSE_HUB_GRADING_PORT": str(free_port())}
 
     def start(self, timeout: float = 120) -> "Hub":
         require_programs()

@@ -12,6 +12,8 @@
     pages.py     the feedback pages (checks, scores, pending, not graded yet), all text escaped
     publish.py   puts a page where nbgrader's fetch_feedback finds it (the exchange's feedback/,
                  named by nbgrader's notebook_hash of the submission's secret)
+    deadline_api.py  GET <prefix>deadlines: the hub-authenticated student's own deadlines as JSON
+                 (for their `course fetch` / `course submit` and Assignments tab), nobody else's
     serve.py     the long-running process: intake, workers, restart recovery
     stats.py     what `course status` and `course report` show of the queue
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 import datetime
 from html import escape
 
+from course_student.times import duration as _late_by
+from course_student.times import in_zone as _in_zone
 from course_student.words import plural
 
 from ..grading.target import task_note, version_note
@@ -94,29 +96,6 @@ def deadline_note(due: datetime.datetime | None, extended_from: datetime.datetim
         note += f" This submission came {_late_by(submitted_at - due)} after it, so it counts as late"
         note += f"; late work is accepted until {_in_zone(closes, zone)}." if closes is not None else "."
     return note
-
-
-def _in_zone(moment: datetime.datetime, zone: str | None) -> str:
-    """'2027-03-29 13:00 UTC', and the same moment in ``zone`` (c.Course.timezone) besides."""
-    text = f"{moment:%Y-%m-%d %H:%M} UTC"
-    if zone and zone != "UTC":
-        from zoneinfo import ZoneInfo
-
-        local = moment.replace(tzinfo=datetime.timezone.utc).astimezone(ZoneInfo(zone))
-        text += f" ({local:%Y-%m-%d %H:%M} {zone}, {local:%Z})"
-    return text
-
-
-def _late_by(delta: datetime.timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    days, hours, minutes = seconds // 86400, seconds % 86400 // 3600, seconds % 3600 // 60
-    if seconds < 60:
-        return plural(max(seconds, 1), "second")
-    if days:
-        return plural(days, "day") + (f" {plural(hours, 'hour')}" if hours else "")
-    if hours:
-        return plural(hours, "hour") + (f" {plural(minutes, 'minute')}" if minutes else "")
-    return plural(minutes, "minute")
 
 
 def graded_page(assignment: str, submitted_at: datetime.datetime, result: dict, show_scores: bool,

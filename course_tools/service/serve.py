@@ -11,7 +11,8 @@ stopped, scans again on every filesystem event under inbound/ (watcher.py) and e
 worker, never the queue. Queued submissions' pages say where they are in the queue, refreshed
 when the queue moves (at most every PENDING_REFRESH_SECONDS: in a rush, rewriting every queued
 page after each grading would take the cores the gradings need). ``--once`` stops when the
-queue is empty (a batch, a benchmark, a test).
+queue is empty (a batch, a benchmark, a test). Run by the hub as a service with a URL
+(JUPYTERHUB_SERVICE_URL set), it also answers each student's own deadlines (deadline_api.py).
 
 Several service processes (on one machine or several, on a PostgreSQL gradebook) may serve one
 course: the queue's claim gives each row to one of them.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
 import signal
 import statistics
 import threading
@@ -28,7 +30,7 @@ import time
 from course_student.words import plural
 
 from ..course_dir import Course, CourseError
-from ..exchange_folders import check_course
+from ..exchange_folders import check_course, released_assignments
 from ..grading.settings import GradingSettings
 from ..terminal import log_to_terminal
 from . import pages
@@ -44,14 +46,6 @@ DEFAULT_RESCAN_SECONDS = 10
 PENDING_REFRESH_SECONDS = 2.0
 TYPICAL_GRADING_SECONDS = 15.0   # the estimate before anything was graded today
 FAILED_SCAN_PAUSE = 5.0          # after a scan or a claim that failed (each folder's own failure is caught inside)
-
-
-def released_assignments(course: Course) -> list[str]:
-    """Assignments in the exchange's outbound folder that this bundle grades."""
-    from course_lib.tasks import ASSIGNMENTS
-
-    outbound = course.exchange / course.course_id / "outbound"
-    return [a for a in ASSIGNMENTS if (outbound / a).is_dir()]
 
 
 class Service:
@@ -220,6 +214,12 @@ def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESC
     # The course folder: each submission is graded against the release version its locked cells match.
     settings = GradingSettings.current(unsandboxed=True if unsandboxed else None, notebook_seconds=timeout,
                                        course_root=course.root)
+    # A hub service with a URL (hub/jupyterhub_config.py): students ask it for their own
+    # deadlines. First, so that the hub finds the URL answering while the fork server warms up.
+    if os.environ.get("JUPYTERHUB_SERVICE_URL") and not once:
+        from .deadline_api import serve_in_thread
+
+        serve_in_thread(course, os.environ["JUPYTERHUB_SERVICE_URL"], os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     try:
         service = Service(course, workers, settings, rescan_seconds, scheduler)
     except RuntimeError as err:   # no Dask, or its scheduler cannot be reached

@@ -1,0 +1,133 @@
+"""Students see their own deadline (issue 41): the grading service's deadlines page, asked with a
+student's hub token, answers that student's deadlines and nobody else's; `course fetch` and
+`course submit` print it, with a warning when it is past or near, and say nothing (or that it is
+not known) where no service answers.
+
+A hostile student tries to read a classmate's deadline: a name in the query, in the path, a
+path with dots, the classmate's cookie name or a forwarded-user header without a token, a made-up
+token, a service's token, a token without the scope: each is refused and none reveals ada's date.
+"""
+from __future__ import annotations
+
+import datetime
+import http.client
+import json
+import urllib.parse
+
+import pytest
+
+from course_student import deadlines
+from course_student.commands import fetch
+from tests.deadline_support import (A, B, COURSE_ID, DUE_A, DUE_B, EXTENDED_A, PREFIX, ZONE, course_with_extension,
+                                    free_port, start_service)
+
+D = datetime.datetime
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    made = course_with_extension(tmp_path_factory.mktemp("deadlines"))
+    return made, start_service(made)
+
+
+def _get(url: str, path: str, headers: dict | None = None) -> tuple[int, dict]:
+    """GET ``path`` sent as it is (no client-side normalisation of dots or escapes)."""
+    where = urllib.parse.urlparse(url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=10)
+    connection.request("GET", path, headers=headers or {})
+    response = connection.getresponse()
+    body = response.read().decode()
+    connection.close()
+    try:
+        return response.status, json.loads(body)
+    except ValueError:
+        return response.status, {"body": body}
+
+
+def _iso(moment: D) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_each_student_gets_their_own_deadlines_and_the_extension_only_reaches_its_student(service):
+    _, url = service
+    status, ada = _get(url, PREFIX + "deadlines", {"Authorization": "token tok-ada"})
+    assert status == 200 and ada["student"] == "ada" and ada["zone"] == ZONE and ada["course_id"] == COURSE_ID
+    # The course's late policy (course init's: 10 % a started day) ends the late window 9 days after each deadline.
+    assert ada["assignments"][A] == {"due": _iso(EXTENDED_A), "extended": True, "assignment_due": _iso(DUE_A),
+                                     "late_until": _iso(EXTENDED_A + datetime.timedelta(days=9))}
+    assert ada["assignments"][B] == {"due": _iso(DUE_B), "extended": False, "assignment_due": _iso(DUE_B),
+                                     "late_until": _iso(DUE_B + datetime.timedelta(days=9))}
+    status, ben = _get(url, PREFIX + "deadlines", {"Authorization": "bearer tok-ben"})
+    assert status == 200 and ben["student"] == "ben" and ben["assignments"][A]["due"] == _iso(DUE_A)
+    assert "ada" not in json.dumps(ben) and _iso(EXTENDED_A) not in json.dumps(ben)
+
+
+@pytest.mark.parametrize("path, headers, status", [
+    # ben names ada in the query, with his own token and with none
+    (PREFIX + "deadlines?student=ada", {"Authorization": "token tok-ben"}, 400),
+    (PREFIX + "deadlines?user=ada&student=ada", {}, 400),
+    (PREFIX + "deadlines?token=tok-ada", {"Authorization": "token tok-ben"}, 400),
+    # ... in the path, plainly, with dots and with an escaped slash
+    (PREFIX + "deadlines/ada", {"Authorization": "token tok-ben"}, 404),
+    (PREFIX + "ada/../deadlines", {"Authorization": "token tok-ben"}, 404),
+    (PREFIX + "deadlines/../deadlines/ada", {"Authorization": "token tok-ben"}, 404),
+    (PREFIX + "deadlines%2Fada", {"Authorization": "token tok-ben"}, 404),
+    (f"/services/{COURSE_ID}-grading/../../user/ada/deadlines", {"Authorization": "token tok-ben"}, 404),
+    # ... as a header a proxy might set, or the hub's cookie names, without a token
+    (PREFIX + "deadlines", {"X-Forwarded-User": "ada", "Remote-User": "ada"}, 401),
+    (PREFIX + "deadlines", {"Cookie": "jupyterhub-user-ada=x; jupyterhub-services-ext-grading=x"}, 401),
+    (PREFIX + "deadlines", {"Authorization": "ada"}, 401),
+    # ... with a token the hub does not know, a service's token, or one of ada's without the scope
+    (PREFIX + "deadlines", {"Authorization": "token tok-made-up"}, 403),
+    (PREFIX + "deadlines", {"Authorization": "token tok-service"}, 403),
+    (PREFIX + "deadlines", {"Authorization": "token tok-ada-unscoped"}, 403),
+])
+def test_a_student_cannot_read_a_classmates_deadline(service, path, headers, status):
+    _, url = service
+    got, body = _get(url, path, headers)
+    assert got == status, (got, body)
+    assert _iso(EXTENDED_A) not in json.dumps(body) and "assignments" not in body
+
+
+def test_course_fetch_prints_the_students_own_extended_deadline_in_utc_and_the_course_zone(service, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """The real student command (nbgrader's fetch from the exchange), on ada's server."""
+    made, url = service
+    monkeypatch.setenv(deadlines.GRADING_URL, url)
+    monkeypatch.setenv(deadlines.TOKEN, "tok-ada")
+    assert fetch(A, False, tmp_path, COURSE_ID, made.exchange, "ada") == 0
+    out = capsys.readouterr().out
+    # 29 March is after the clock change (CEST, UTC+2); 27 March before it (CET, UTC+1).
+    assert (f"Your deadline for {A}: 2027-03-29 12:00 UTC (2027-03-29 14:00 {ZONE}, CEST), extended (the "
+            f"assignment's due date is 2027-03-27 12:00 UTC (2027-03-27 13:00 {ZONE}, CET)).") in out
+
+
+def test_where_no_service_answers_fetch_and_submit_say_nothing_or_that_the_deadline_is_not_known(capsys):
+    assert deadlines.ask({}) == deadlines.OwnDeadlines(known=False)
+    assert deadlines.lines_for(deadlines.ask({}), A, D(2027, 1, 1), submitting=True) == ([], [])
+    closed = deadlines.ask({deadlines.GRADING_URL: f"http://127.0.0.1:{free_port()}/", deadlines.TOKEN: "t"},
+                           timeout=2)
+    lines, warnings = deadlines.lines_for(closed, A, D(2027, 1, 1), submitting=True)
+    assert not closed.known and warnings == [] and lines[0].startswith(
+        "Your deadline is not known here: the grading service did not answer")
+    missing = deadlines.ask({deadlines.GRADING_URL: "http://127.0.0.1:1/"})
+    assert "JUPYTERHUB_API_TOKEN is not set" in missing.why
+
+
+def test_submit_warns_when_late_and_in_the_last_hour_from_the_students_own_deadline(service):
+    _, url = service
+    ada = deadlines.ask({deadlines.GRADING_URL: url, deadlines.TOKEN: "tok-ada"})
+    ben = deadlines.ask({deadlines.GRADING_URL: url, deadlines.TOKEN: "tok-ben"})
+    an_hour_late = DUE_A + datetime.timedelta(hours=1, minutes=30)
+    # ben is late; ada, on her extension, is not, and gets no warning.
+    lines, warnings = deadlines.lines_for(ben, A, an_hour_late, submitting=True)
+    assert lines == [f"Your deadline for {A}: 2027-03-27 12:00 UTC (2027-03-27 13:00 {ZONE}, CET)."]
+    assert warnings == ["this submission came 1 hour 30 minutes after your deadline, so it counts as late; late "
+                        f"work earns points until 2027-04-05 12:00 UTC (2027-04-05 14:00 {ZONE}, CEST)."]
+    assert deadlines.lines_for(ada, A, an_hour_late, submitting=True)[1] == []
+    # ada, 20 minutes before her own deadline; then after her late window.
+    assert deadlines.lines_for(ada, A, EXTENDED_A - datetime.timedelta(minutes=20), submitting=True)[1] == [
+        "your deadline is in 20 minutes: a submission after it counts as late."]
+    after = deadlines.lines_for(ada, A, EXTENDED_A + datetime.timedelta(days=10), submitting=False)[1]
+    assert after == ["your deadline passed 10 days ago; what you submit now counts as late; late work no longer "
+                     f"earns points (it did until 2027-04-07 12:00 UTC (2027-04-07 14:00 {ZONE}, CEST))."]
