@@ -75,6 +75,7 @@ def _label(deadline: datetime.datetime, browser_zone: str, extended: bool) -> st
             + (", extended" if extended else ""))
 
 
+@pytest.mark.slow   # two JupyterLab servers start (in parallel, while the course is made): about 25 s on 2 busy cores
 def test_each_student_sees_their_own_deadline_on_each_assignment_in_the_assignments_tab(tmp_path):
     # The servers start while the course is made (they only need the service's address to start).
     service_port = free_port()
