@@ -13,13 +13,18 @@ code.
     with lent(ops.shaping, "transpose_permutation", transpose_permutation):   # 01: transpose
     with lent(ops.shaping, "reduce_to_shape", matmul_reduce_to_shape):       # 02: matmul
     assert_close(got, broadcast_copies((2, 1, 4), (5, 2, 3, 4)), ...)         # 02: broadcast_to
+    with lent_matmul_reduce_to_shape(globals()):                             # 02: matmul
+    with lent_topological_sort(globals()):                                   # 02: reverse mode, softmax loss
     assert scaler_example_mismatch(LossScaler) is None, ...                   # 07: loss_scaler
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import numbers
+
+from .checks import lent
 
 
 def digest(value: tuple) -> str:
@@ -103,6 +108,74 @@ def matmul_reduce_to_shape(grad, shape):
                    f"matmul's gradient asked reduce_to_shape to take a {grad.shape} gradient to {shape}: the "
                    f"gradient of a matmul with these inputs never has that shape")
     return reshape(summation(grad, axes), shape)
+
+
+def lent_matmul_reduce_to_shape(namespace: dict) -> contextlib.ExitStack:
+    """matmul_reduce_to_shape lent as reduce_to_shape under the notebook's name (``namespace``, its
+    globals()) and course_lib's, for 02's check of backward_matmul."""
+    from . import ops
+    from .ops import shaping
+
+    stack = contextlib.ExitStack()
+    for owner in (namespace, shaping, ops):
+        stack.enter_context(lent(owner, "reduce_to_shape", matmul_reduce_to_shape))
+    return stack
+
+
+# 02: the checks of reverse_mode and softmax_loss lend a stand-in for find_topo_sort (the task
+# topo_sort) that needs no graph search. While a check runs, every node an op makes is recorded;
+# an input always exists before the op that uses it, so the order of creation is already a
+# topological order.
+_created_nodes: list = []
+
+
+def find_topo_sort_by_creation(node_list) -> list:
+    """The nodes ``node_list`` depends on, in the order they were created while the stand-in was lent
+    (leaves made before it have no inputs, so they may come anywhere before their users)."""
+    found, stack = {}, list(node_list)
+    while stack:
+        node = stack.pop()
+        if id(node) not in found:
+            found[id(node)] = node
+            stack.extend(node.inputs)
+    rank = {id(node): i for i, node in enumerate(_created_nodes)}
+    return sorted(found.values(), key=lambda node: rank.get(id(node), -1))
+
+
+def lent_topological_sort(namespace: dict) -> contextlib.ExitStack:
+    """Record the creation of nodes and lend find_topo_sort_by_creation as find_topo_sort, under the
+    notebook's name (``namespace``, its globals()) and course_lib's, for the duration of a with block."""
+    from . import autograd
+
+    make_from_op = autograd.Value.__dict__["make_from_op"].__func__
+
+    def recording_make_from_op(cls, op, inputs):
+        node = make_from_op(cls, op, inputs)
+        _created_nodes.append(node)
+        return node
+
+    _created_nodes.clear()
+    stack = contextlib.ExitStack()
+    stack.enter_context(lent(autograd.Value, "make_from_op", classmethod(recording_make_from_op)))
+    stack.enter_context(lent(namespace, "find_topo_sort", find_topo_sort_by_creation))
+    stack.enter_context(lent(autograd, "find_topo_sort", find_topo_sort_by_creation))
+    return stack
+
+
+def reevaluate(output, leaf, value):
+    """``output``'s graph evaluated again, op by op, with ``leaf``'s data replaced by ``value`` (an
+    array): a result built from ops on Tensors follows the new value, one built from raw arrays does
+    not. Call it inside lent_topological_sort(...), where the graph was built."""
+    import numpy as np
+
+    from . import nd
+
+    data = {id(leaf): nd.array(np.asarray(value), dtype=leaf.dtype)}
+    for node in find_topo_sort_by_creation([output]):
+        if id(node) not in data:
+            data[id(node)] = (node.realize_cached_data() if node.op is None
+                              else node.op.evaluate(*[data[id(x)] for x in node.inputs]))
+    return data[id(output)]
 
 
 def broadcast_copies(shape, broadcast_shape):
