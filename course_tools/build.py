@@ -55,6 +55,17 @@ def release_notebook(assignment: str) -> Path:
     return RELEASE / assignment / f"{assignment}.ipynb"
 
 
+def manual_tasks(assignment: str) -> dict[str, float]:
+    """The release's hand-graded cells (written answers): task id -> points."""
+    nb = nbformat.read(str(release_notebook(assignment)), as_version=4)
+    out = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and meta.get("solution") and meta.get("points") is not None:
+            out[meta["grade_id"]] = float(meta["points"])
+    return out
+
+
 def available_assignments() -> list[str]:
     return [a for a in tasks.ASSIGNMENTS if (SOURCE / a / f"{a}.ipynb").exists()]
 

@@ -55,6 +55,23 @@ def platform_and_course(tmp_path: Path, db_url: str | None = None, **kwargs):
     return platform, course_on(platform, tmp_path, key, db_url=db_url)
 
 
+def synced_class(tmp_path: Path, settings: str = "", **kwargs):
+    """The 30 members synced into a course's gradebook, the assignment graded; the platform running.
+    ``settings``: lines added to the course's nbgrader_config.py."""
+    from course_tools.course_dir import Course
+    from course_tools.lms.roster import sync
+
+    platform, course = platform_and_course(tmp_path, **kwargs)
+    if settings:
+        config = course.root / "nbgrader_config.py"
+        config.write_text(config.read_text() + settings)
+        course = Course(course.root)
+    platform.__enter__()
+    sync(course)
+    grade_class(course)
+    return platform, course
+
+
 def grade_class(course, skip: tuple[str, ...] = ("s25",), pending: tuple[str, ...] = ("s24",),
                 late: tuple[str, ...] = ("s23",)) -> None:
     """The assignment in the gradebook, with a 10-point autograded task and a 5-point written answer;
@@ -94,3 +111,27 @@ def export_scores(course) -> dict[str, tuple[float, float]]:
     with course.gradebook() as gradebook:
         return {r["student_id"]: (float(r["score"]), float(r["max_score"]))
                 for r in export_rows(gradebook, [ASSIGNMENT])}
+
+
+def user_ids(course) -> dict[str, str]:
+    from course_tools.lms.ledger import Ledger
+
+    with Ledger(course.db_url) as ledger:
+        return {row["student"]: uid for uid, row in ledger.members().items()}
+
+
+def assert_platform_holds_the_export(platform, course):
+    """The platform holds grades.csv's final score of each student, each from one score post."""
+    users = user_ids(course)
+    held = platform.held_scores()
+    expected = export_scores(course)
+    assert {users[s] for s in expected} == set(held)
+    for student, (score, maximum) in expected.items():
+        assert held[users[student]] == (score, maximum), student
+    per_user = {}
+    for post in platform.posts:   # no duplicate: one stored post per student and score (progress posts aside)
+        if "scoreGiven" not in post:
+            continue
+        key = (post["lineitem"], post["userId"], post["scoreGiven"], post["comment"])
+        per_user[key] = per_user.get(key, 0) + 1
+    assert max(per_user.values()) == 1, [k for k, n in per_user.items() if n > 1]

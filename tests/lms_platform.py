@@ -17,7 +17,11 @@ Failure injection: ``fail_every = 3`` fails every third request, alternately wit
 request is not processed) and a timeout (the request *is* processed, and the answer comes after
 ``delay`` seconds, longer than the tool waits): what an overloaded LMS does. ``hold_post = k``
 stops after storing the k-th score post and waits for ``release`` before answering (a test kills
-the tool then).
+the tool then). ``hold_request = "/token"`` stops at such a request before processing it, until
+``release``. ``down = 500`` answers every request with that status, processing none (an LMS
+that is failing); ``down = "timeout"`` answers none in time, processing none.
+
+A score post without ``scoreGiven`` (progress only) clears the score held, as AGS says.
 """
 from __future__ import annotations
 
@@ -100,7 +104,9 @@ class Platform:
         self.requests: list[tuple[str, str]] = []
         self.token_scopes: list[list[str]] = []
         self.fail_every, self.delay, self.failures = 0, 1.0, 0
+        self.down: int | str | None = None
         self.hold_post: int | None = None
+        self.hold_request: str | None = None
         self.withheld_scopes: set[str] = set()   # scopes this LMS never grants (as an institution may restrict)
         self.held, self.release = threading.Event(), threading.Event()
         self._lock = threading.Lock()
@@ -134,7 +140,12 @@ class Platform:
 
     def held_scores(self) -> dict[str, tuple[float, float]]:
         """{user id: (score given, maximum)} as the platform holds them (scaled back to the post's maximum)."""
-        return {user: (r["scoreGiven"], r["scoreMaximum"]) for (_, user), r in self.results.items()}
+        return {user: (r["scoreGiven"], r["scoreMaximum"]) for (_, user), r in self.results.items()
+                if r.get("resultScore") is not None}
+
+    def progress_posts(self) -> list[dict]:
+        """The stored posts that carried no score (progress only)."""
+        return [p for p in self.posts if "scoreGiven" not in p]
 
     # ------------------------------------------------------------------ requests
     def handle(self, method: str, path: str, query: dict, headers, body: bytes):
@@ -173,7 +184,8 @@ class Platform:
             item = self.lineitems[number]
             results = [{"id": f"{item['id']}/results/{user}", "scoreOf": item["id"], "userId": user,
                         "resultScore": r["resultScore"], "resultMaximum": item["scoreMaximum"],
-                        "comment": r["comment"]} for (n, user), r in sorted(self.results.items()) if n == number]
+                        "comment": r.get("comment")} for (n, user), r in sorted(self.results.items())
+                       if n == number and r.get("resultScore") is not None]
             return self._page(path, query, results)
         return 404, {}, {"error": "no such endpoint"}
 
@@ -236,7 +248,10 @@ class Platform:
         previous = self.results.get((number, user))
         if previous and previous["timestamp"] >= score["timestamp"]:
             return 409, {}, {"error": "a score with a later timestamp is held"}
-        scaled = score["scoreGiven"] * item["scoreMaximum"] / score["scoreMaximum"]
+        if "scoreGiven" in score:
+            scaled = score["scoreGiven"] * item["scoreMaximum"] / score["scoreMaximum"]
+        else:   # progress only: AGS says the score held is cleared
+            scaled = None
         self.results[(number, user)] = {**score, "resultScore": scaled}
         self.posts.append({"lineitem": number, **score})
         if self.hold_post is not None and len(self.posts) == self.hold_post:
@@ -262,6 +277,14 @@ def _handler(platform: Platform):
                 if failing:
                     platform.failures += 1
                 kind = "500" if failing and platform.failures % 2 == 1 else "timeout" if failing else ""
+            if platform.hold_request and parts.path.endswith(platform.hold_request):
+                platform.held.set()
+                platform.release.wait(30)
+            if platform.down == "timeout":
+                time.sleep(platform.delay)
+                return self._answer(503, {}, {"error": "down"})
+            if platform.down:
+                return self._answer(platform.down, {}, {"error": "down"})
             if kind == "500":
                 return self._answer(500, {}, {"error": "injected failure"})
             status, headers, payload = platform.handle(method, parts.path, parse_qs(parts.query), self.headers, body)

@@ -10,53 +10,21 @@ import subprocess
 import sys
 
 import pytest
-from lms_class import ASSIGNMENT, export_scores, grade_class, platform_and_course, set_manual
+from lms_class import ASSIGNMENT, assert_platform_holds_the_export, export_scores, set_manual, synced_class
 
 pytest.importorskip("pylti1p3")
 pytest.importorskip("lti1p3platform")
-
-
-def _synced_class(tmp_path, **kwargs):
-    """The 30 members synced into a course's gradebook, the assignment graded; the platform running."""
-    from course_tools.lms.roster import sync
-
-    platform, course = platform_and_course(tmp_path, **kwargs)
-    platform.__enter__()
-    sync(course)
-    grade_class(course)
-    return platform, course
-
-
-def _user_ids(course) -> dict[str, str]:
-    from course_tools.lms.ledger import Ledger
-
-    with Ledger(course.db_url) as ledger:
-        return {row["student"]: uid for uid, row in ledger.members().items()}
-
-
-def _assert_platform_holds_the_export(platform, course):
-    users = _user_ids(course)
-    held = platform.held_scores()
-    expected = export_scores(course)
-    assert {users[s] for s in expected} == set(held)
-    for student, (score, maximum) in expected.items():
-        assert held[users[student]] == (score, maximum), student
-    per_user = {}
-    for post in platform.posts:   # no duplicate: one stored post per student and score
-        key = (post["lineitem"], post["userId"], post["scoreGiven"], post["comment"])
-        per_user[key] = per_user.get(key, 0) + 1
-    assert max(per_user.values()) == 1, [k for k, n in per_user.items() if n > 1]
 
 
 def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(tmp_path, capsys):
     from course_tools.cli.status import status
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     with platform:
         first = push(course, ASSIGNMENT)
         assert first.complete and len(first.sent) == 27 and not first.refused   # 28 learners, 1 dropped
-        _assert_platform_holds_the_export(platform, course)
+        assert_platform_holds_the_export(platform, course)
         item = next(iter(platform.lineitems.values()))
         assert (item["resourceId"], item["label"], item["scoreMaximum"]) == (ASSIGNMENT, ASSIGNMENT, 15.0)
         by_user = {p["userId"]: p for p in platform.posts}
@@ -83,7 +51,7 @@ def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(t
         assert f"to send at the next `course lms push {ASSIGNMENT}` (changed): s05\n" in capsys.readouterr().out
         third = push(course, ASSIGNMENT)
         assert third.sent == ["s05"] and platform.score_posts() == 28
-        _assert_platform_holds_the_export(platform, course)
+        assert_platform_holds_the_export(platform, course)
         status(course, ASSIGNMENT)
         assert "sends nothing: the LMS is up to date" in capsys.readouterr().out
 
@@ -91,7 +59,7 @@ def test_the_platform_holds_the_exports_scores_and_a_second_push_sends_nothing(t
 def test_dry_run_says_what_would_change_and_sends_nothing(tmp_path):
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     with platform:
         before = len(platform.requests)
         plan = push(course, ASSIGNMENT, dry_run=True)
@@ -105,7 +73,7 @@ def test_a_platform_failing_every_third_request_ends_complete_with_no_duplicate(
     from course_tools.lms.push import push
     from course_tools.lms.registration import LmsError
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     config = course.root / "nbgrader_config.py"
     config.write_text(config.read_text() + "c.LMS.timeout = 0.3\n")
     from course_tools.course_dir import Course
@@ -122,7 +90,7 @@ def test_a_platform_failing_every_third_request_ends_complete_with_no_duplicate(
             except LmsError:       # the token or line item request failed twice: nothing posted this time
                 continue
         assert unanswered > 0 and platform.failures >= 3
-        _assert_platform_holds_the_export(platform, course)
+        assert_platform_holds_the_export(platform, course)
         assert len(platform.posts) == 27   # stored posts: one per student
 
 
@@ -132,7 +100,7 @@ def test_a_push_killed_mid_push_is_completed_by_the_next_with_no_duplicate(tmp_p
     from course_tools.lms.ledger import Ledger
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     platform.hold_post = 5
     with platform:
         env = {**os.environ, "COURSE_DIR": str(course.root)}
@@ -149,7 +117,7 @@ def test_a_push_killed_mid_push_is_completed_by_the_next_with_no_duplicate(tmp_p
         assert states.count("sent") == 4 and states.count("sending") == 23   # the 5th: stored, unanswered
         outcome = push(course, ASSIGNMENT)
         assert outcome.complete and len(outcome.confirmed) == 1 and len(outcome.sent) == 22
-        _assert_platform_holds_the_export(platform, course)
+        assert_platform_holds_the_export(platform, course)
         assert len(platform.posts) == 27
 
 
@@ -157,13 +125,13 @@ def test_the_ledger_works_in_a_postgresql_gradebook(tmp_path, postgres_url):
     """The course's database may be PostgreSQL (c.CourseDirectory.db_url): the same tables beside nbgrader's."""
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path, db_url=postgres_url)
+    platform, course = synced_class(tmp_path, db_url=postgres_url)
     with platform:
         assert len(push(course, ASSIGNMENT).sent) == 27
         assert push(course, ASSIGNMENT).requests == 0
         set_manual(course, "s02", 0.5)
         assert push(course, ASSIGNMENT).sent == ["s02"]
-        _assert_platform_holds_the_export(platform, course)
+        assert_platform_holds_the_export(platform, course)
 
 
 def test_a_line_item_deleted_or_rescaled_in_the_lms(tmp_path):
@@ -171,7 +139,7 @@ def test_a_line_item_deleted_or_rescaled_in_the_lms(tmp_path):
     by hand: a note (each score carries its own maximum)."""
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     with platform:
         push(course, ASSIGNMENT)
         set_manual(course, "s03", 1.5)
@@ -179,7 +147,7 @@ def test_a_line_item_deleted_or_rescaled_in_the_lms(tmp_path):
         platform.results.clear()
         again = push(course, ASSIGNMENT)
         assert len(again.sent) == 27 and list(platform.lineitems) == [2]
-        _assert_platform_holds_the_export(platform, course)
+        assert_platform_holds_the_export(platform, course)
         platform.lineitems[2]["scoreMaximum"] = 10
         set_manual(course, "s04", 2.5)
         third = push(course, ASSIGNMENT)
@@ -191,7 +159,7 @@ def test_without_the_results_scope_an_unconfirmed_score_is_sent_again(tmp_path):
     from course_tools.lms.ledger import Ledger
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     platform.withheld_scopes = {"https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly"}
     with platform:
         push(course, ASSIGNMENT)
@@ -207,7 +175,7 @@ def test_a_score_the_lms_refuses_is_recorded_and_tried_again_next_time(tmp_path)
     from course_tools.lms.ledger import Ledger
     from course_tools.lms.push import push
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     with platform:
         platform.members = [m for m in platform.members if m["user_id"] != "s09"]   # unknown to the LMS now
         first = push(course, ASSIGNMENT)
@@ -229,7 +197,7 @@ def test_two_pushes_at_once_never_both_post(tmp_path):
     from course_tools.lms.push import push
     from course_tools.lms.registration import LmsError
 
-    platform, course = _synced_class(tmp_path)
+    platform, course = synced_class(tmp_path)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         with platform, Ledger(course.db_url) as ledger:

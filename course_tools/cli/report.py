@@ -38,7 +38,10 @@ def report(course: Course, assignment: str, csv_path: Path | None = None, quiet:
     data = report_data.load(course, assignment)
     if not data.students:
         raise CourseError(f"no submissions of {assignment} yet: course collect {assignment}, then course grade")
-    result = Report(data, report_data.progress(course), _due(course, assignment))
+    from ..lms import summary as lms_summary
+
+    lms = lms_summary.lines(course, assignment)   # what the LMS holds and what is pending (no request)
+    result = Report(data, report_data.progress(course), _due(course, assignment), lms)
     page = report_data.reports_folder(course) / f"{assignment}.html"
     page.write_text(result.html())
     if not quiet:
@@ -50,6 +53,8 @@ def report(course: Course, assignment: str, csv_path: Path | None = None, quiet:
         _say(f"\n{mixed}")
     if not quiet:
         _say_attempts(course, assignment)
+    if lms and not quiet:
+        _say("\n" + "\n".join(lms))
     _say(f"\nreport: {page}")
     if csv_path is not None:
         rows = result.write_csv(csv_path)

@@ -10,10 +10,15 @@ or PostgreSQL), beside nbgrader's tables as course_tools/extensions.py keeps its
                           ``state`` is "sending" from just before the post until the answer is stored
                           (so a push killed in between leaves "sending": the next one asks the platform's
                           results before posting again), then "sent" or "refused".
-    course_lms_pushes     the push running now, per assignment (``holder``: host and process id), so
-                          that two at once never post the same scores: the second is refused. A holder
-                          that died (its process gone on this host, or older than STALE elsewhere) is
-                          replaced.
+    course_lms_progress   per assignment and student, the progress the grading service last posted
+                          (progress.py: "Submitted" and "Pending" or "PendingManual", never a score),
+                          with the same states and answer columns as course_lms_scores
+    course_lms_pushes     who posts to an assignment's line item now (``holder``: host and process id;
+                          "progress " before it for the grading service's progress posts), so that
+                          two at once never post for the same students: a second push is refused; a
+                          push waits for a progress post (one at most, seconds); a progress post that
+                          finds the lock held tries again later. A holder that died (its process
+                          gone on this host, or older than STALE elsewhere) is replaced.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ import contextlib
 import datetime
 import os
 import socket
+import time
 
 from sqlalchemy import (Boolean, Column, DateTime, Float, Integer, MetaData, String, Table, Text, UniqueConstraint,
                         create_engine, select)
@@ -30,6 +36,7 @@ from ..gradebook_tables import create_racing_others, utcnow
 from .registration import LmsError
 
 STALE = datetime.timedelta(hours=1)
+PROGRESS = "progress "   # the start of a progress poster's holder name
 
 metadata = MetaData()
 members = Table(
@@ -66,6 +73,21 @@ scores = Table(
     Column("updated_at", DateTime, nullable=False),
     UniqueConstraint("assignment", "student", name="course_lms_scores_one_per_student"),
 )
+progress = Table(
+    "course_lms_progress", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("assignment", String(128), nullable=False),
+    Column("student", String(128), nullable=False),
+    Column("user_id", String(255), nullable=False),
+    Column("lineitem", Text, nullable=False),
+    Column("payload", Text, nullable=False),                  # activityProgress and gradingProgress, as JSON
+    Column("timestamp", String(64), nullable=False),
+    Column("state", String(16), nullable=False),              # sending | sent | refused
+    Column("answer_status", Integer),
+    Column("answer", Text, nullable=False, default=""),
+    Column("updated_at", DateTime, nullable=False),
+    UniqueConstraint("assignment", "student", name="course_lms_progress_one_per_student"),
+)
 pushes = Table(
     "course_lms_pushes", metadata,
     Column("assignment", String(128), primary_key=True),
@@ -75,8 +97,8 @@ pushes = Table(
 
 
 def _gone(holder: str, since: datetime.datetime) -> bool:
-    """Whether the push ``holder`` is no longer running."""
-    host, _, pid = holder.rpartition(":")
+    """Whether the push or progress poster ``holder`` is no longer running."""
+    host, _, pid = holder.removeprefix(PROGRESS).rpartition(":")
     if host != socket.gethostname():
         return utcnow() - since > STALE
     try:
@@ -128,44 +150,66 @@ class Ledger:
             conn.execute(lineitems.insert().values(assignment=assignment, lineitem=lineitem,
                                                    score_maximum=score_maximum, recorded_at=utcnow()))
 
-    # ------------------------------------------------------------------ one push at a time
+    # ------------------------------------------------------------------ one poster at a time
     @contextlib.contextmanager
-    def pushing(self, assignment: str):
-        """Hold the assignment's push lock while the block runs; LmsError if another push holds it."""
-        mine = f"{socket.gethostname()}:{os.getpid()}"
-        with self.engine.begin() as conn:
-            try:
-                with conn.begin_nested():
-                    conn.execute(pushes.insert().values(assignment=assignment, holder=mine, since=utcnow()))
-            except IntegrityError:
-                row = conn.execute(select(pushes).where(pushes.c.assignment == assignment)).first()
-                if row is not None and not _gone(row.holder, row.since):
-                    raise LmsError(f"another `course lms push {assignment}` is running ({row.holder}, since "
-                                   f"{row.since:%Y-%m-%d %H:%M} UTC): wait for it to end") from None
-                conn.execute(pushes.delete().where(pushes.c.assignment == assignment))
-                conn.execute(pushes.insert().values(assignment=assignment, holder=mine, since=utcnow()))
+    def pushing(self, assignment: str, for_progress: bool = False, wait: float = 0.0):
+        """Hold the assignment's lock while the block runs. LmsError if another holds it: at once when
+        that is a push (or this is a progress post), after ``wait`` seconds when it is the grading
+        service posting one student's progress (it holds the lock for one post)."""
+        mine = f"{PROGRESS if for_progress else ''}{socket.gethostname()}:{os.getpid()}"
+        until = time.monotonic() + wait
+        while True:
+            other = self._take(assignment, mine)
+            if other is None:
+                break
+            if for_progress or not other.holder.startswith(PROGRESS) or time.monotonic() >= until:
+                what = (f"the grading service is posting progress of {assignment}"
+                        if other.holder.startswith(PROGRESS) else f"another `course lms push {assignment}` is running")
+                raise LmsError(f"{what} ({other.holder}, since {other.since:%Y-%m-%d %H:%M} UTC): wait for it to end")
+            time.sleep(0.1)
         try:
             yield
         finally:
             with self.engine.begin() as conn:
                 conn.execute(pushes.delete().where((pushes.c.assignment == assignment) & (pushes.c.holder == mine)))
 
-    # ------------------------------------------------------------------ scores
-    def scores(self, assignment: str) -> dict[str, dict]:
+    def _take(self, assignment: str, mine: str):
+        """Take the lock for ``mine``; None when taken, else the live holder's row."""
         with self.engine.begin() as conn:
-            rows = conn.execute(select(scores).where(scores.c.assignment == assignment))
+            try:
+                with conn.begin_nested():
+                    conn.execute(pushes.insert().values(assignment=assignment, holder=mine, since=utcnow()))
+                return None
+            except IntegrityError:
+                row = conn.execute(select(pushes).where(pushes.c.assignment == assignment)).first()
+                if row is not None and not _gone(row.holder, row.since):
+                    return row
+                conn.execute(pushes.delete().where(pushes.c.assignment == assignment))
+                conn.execute(pushes.insert().values(assignment=assignment, holder=mine, since=utcnow()))
+                return None
+
+    # ------------------------------------------------------------------ scores and progress
+    def scores(self, assignment: str, table: Table | None = None) -> dict[str, dict]:
+        """{student: row} of ``assignment`` in ``table`` (default: the pushes' scores; or progress)."""
+        table = scores if table is None else table
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(table).where(table.c.assignment == assignment))
             return {row.student: dict(row._mapping) for row in rows}
 
-    def put_score(self, assignment: str, student: str, **values) -> None:
-        """Insert or update the row of (assignment, student), committed before this returns."""
-        self.put_scores(assignment, {student: values})
+    def progress(self, assignment: str) -> dict[str, dict]:
+        return self.scores(assignment, progress)
 
-    def put_scores(self, assignment: str, rows: dict[str, dict]) -> None:
+    def put_score(self, assignment: str, student: str, table: Table | None = None, **values) -> None:
+        """Insert or update the row of (assignment, student), committed before this returns."""
+        self.put_scores(assignment, {student: values}, table)
+
+    def put_scores(self, assignment: str, rows: dict[str, dict], table: Table | None = None) -> None:
         """put_score for several students ({student: values}) in one transaction."""
+        table = scores if table is None else table
         with self.engine.begin() as conn:
             for student, values in rows.items():
-                where = (scores.c.assignment == assignment) & (scores.c.student == student)
-                done = conn.execute(scores.update().where(where).values(updated_at=utcnow(), **values))
+                where = (table.c.assignment == assignment) & (table.c.student == student)
+                done = conn.execute(table.update().where(where).values(updated_at=utcnow(), **values))
                 if not done.rowcount:
-                    conn.execute(scores.insert().values(assignment=assignment, student=student,
-                                                        updated_at=utcnow(), **values))
+                    conn.execute(table.insert().values(assignment=assignment, student=student,
+                                                       updated_at=utcnow(), **values))

@@ -4,9 +4,8 @@
    (ledger.py): a student whose score, maximum, progress and comment were sent and accepted is up to
    date; the rest are sent (a score the LMS refused is tried again: it holds nothing of it). Nothing
    to send: no request at all.
-2. **The line item** of the assignment: the one recorded (checked with a GET: it still exists and is
-   this assignment's), else the platform's with ``resourceId`` = the assignment id, else a new one with
-   the assignment's maximum and label. Its id must be a URL on the platform.
+2. **The line item** of the assignment (lineitem.py: the one recorded, else the platform's for the
+   assignment, else a new one).
 3. **Unconfirmed posts first.** A row left "sending" (the platform answered 500, did not answer in time,
    or the push was killed) may or may not have reached the platform: its results are read, and a
    student whose result already holds the score is recorded as sent, not posted again.
@@ -23,7 +22,8 @@ from dataclasses import dataclass, field
 from ..course_dir import Course
 from .connector import AGS_SCOPES, LmsError, Refused, Unanswered
 from .ledger import Ledger
-from .registration import registration, same_origin
+from .lineitem import find_lineitem, score_service
+from .registration import registration
 from .scores import FinalScore, final_scores
 
 GIVE_UP_AFTER = 3   # consecutive requests without an answer: the platform is down, stop
@@ -101,7 +101,8 @@ def push(course: Course, assignment: str, dry_run: bool = False) -> Outcome:
         from .connector import connect
 
         connector = connect(reg, keys.load(reg.key_file, course.exchange))
-        with ledger.pushing(assignment):
+        # The grading service's progress post (c.LMS.post_progress) holds the lock for one post at most.
+        with ledger.pushing(assignment, wait=reg.timeout + 5):
             return _send(course, assignment, ledger, reg, connector, finals)
 
 
@@ -110,7 +111,7 @@ def _send(course: Course, assignment: str, ledger: Ledger, reg, connector, final
     outcome = plan(course, assignment, ledger, finals=finals)
     try:
         if outcome.planned:
-            lineitem, notes = _lineitem(connector, ledger, reg, assignment, outcome.planned[0].score.maximum)
+            lineitem, notes = find_lineitem(connector, ledger, reg, assignment, outcome.planned[0].score.maximum)
             outcome = plan(course, assignment, ledger, lineitem, finals)   # the line item may be another one
             outcome.notes += notes
             _confirm(connector, ledger, outcome, lineitem)
@@ -118,50 +119,6 @@ def _send(course: Course, assignment: str, ledger: Ledger, reg, connector, final
     finally:
         outcome.requests = connector.session.count
     return outcome
-
-
-# ---------------------------------------------------------------------------------- the line item
-def _service(connector, reg):
-    from pylti1p3.assignments_grades import AssignmentsGradesService
-
-    return AssignmentsGradesService(connector, {"scope": list(AGS_SCOPES), "lineitems": reg.lineitems_url})
-
-
-def _checked(item, reg, assignment: str) -> str:
-    """The line item's id, after checking what the platform said of it."""
-    lineitem, resource = item.get_id(), item.get_resource_id()
-    if not isinstance(lineitem, str) or not same_origin(lineitem, reg.lineitems_url):
-        raise LmsError(f"the platform's line item for {assignment} has the id {lineitem!r}, not a URL on the "
-                       f"platform ({reg.lineitems_url}): not used")
-    if resource not in (None, assignment):
-        raise LmsError(f"the platform's line item {lineitem} is for {resource!r}, not {assignment}: not used")
-    return lineitem
-
-
-def _lineitem(connector, ledger: Ledger, reg, assignment: str, maximum: float) -> tuple[str, list[str]]:
-    """The assignment's line item (its id) and what to tell the instructor about it."""
-    from pylti1p3.lineitem import LineItem
-
-    service = _service(connector, reg)
-    recorded, item = ledger.lineitem(assignment), None
-    if recorded:
-        try:
-            item = service.get_lineitem(recorded["lineitem"])
-        except Refused as err:
-            if err.status not in (404, 410):
-                raise
-    if item is None:   # none recorded, or deleted in the LMS: the platform's for this resourceId, else a new one
-        new = LineItem().set_resource_id(assignment).set_label(assignment).set_score_maximum(maximum)
-        item = service.find_or_create_lineitem(new, find_by="resource_id")
-    lineitem = _checked(item, reg, assignment)
-    if not recorded or recorded["lineitem"] != lineitem:
-        ledger.put_lineitem(assignment, lineitem, maximum)
-    theirs = item.get_score_maximum()
-    notes = []
-    if isinstance(theirs, (int, float)) and abs(theirs - maximum) > 1e-9:
-        notes.append(f"the LMS's grade column for {assignment} is out of {theirs:g}, the assignment of {maximum:g}: "
-                     f"each score says its maximum ({maximum:g}) and the LMS scales it")
-    return lineitem, notes
 
 
 # ---------------------------------------------------------------------------------- unconfirmed posts
@@ -219,7 +176,7 @@ def _post(connector, ledger: Ledger, outcome: Outcome, lineitem: str) -> None:
     from pylti1p3.grade import Grade
     from pylti1p3.lineitem import LineItem
 
-    service = _service(connector, connector.reg)
+    service = score_service(connector, connector.reg)
     silent = 0
     stamps = {p.score.student: _timestamp() for p in outcome.planned}
     # Every score about to be posted is "sending" before the first post (one transaction): a stop

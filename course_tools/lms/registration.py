@@ -56,8 +56,10 @@ class LMS(Configurable):
     tool_url = Unicode("", help="the hub's public URL (https://hub.example.edu), for `course lms config`"
                        ).tag(config=True)
     timeout = Float(30.0, help="seconds one request to the platform may take").tag(config=True)
-    post_progress = Bool(False, help="the grading service posts Submitted/Pending progress on each submission "
-                                     "(not yet implemented)").tag(config=True)
+    post_progress = Bool(False, help="`course serve` posts each submission's progress to the LMS: Submitted and "
+                                     "Pending when it arrives, PendingManual once graded while written answers "
+                                     "wait; never a score and never after `course lms push` (read when the "
+                                     "service starts)").tag(config=True)
 
 
 @dataclass(frozen=True)

@@ -63,3 +63,17 @@ def final_scores(course: Course, assignment: str) -> list[FinalScore]:
                                 float(row["late_submission_penalty"] or 0), row["student_id"] in manual,
                                 manual.get(row["student_id"], False)))
     return found
+
+
+def assignment_maximum(course: Course, assignment: str) -> float:
+    """The assignment's maximum in the gradebook (its grade cells' points, as grades.csv's max_score)."""
+    from nbgrader.api import MissingEntry
+
+    with course.gradebook() as gradebook:
+        try:
+            maximum = float(gradebook.find_assignment(assignment).max_score or 0)
+        except MissingEntry:
+            raise LmsError(f"{assignment} is not in the gradebook: release it first") from None
+    if maximum <= 0:
+        raise LmsError(f"{assignment} has no points in the gradebook (no grade cells): nothing to post")
+    return maximum

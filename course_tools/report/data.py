@@ -16,11 +16,9 @@ import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from course_lib import tasks
 
-from ..build import release_notebook
+from ..build import manual_tasks, release_notebook
 from ..course_dir import Course
 from ..deadlines import deadlines_of
 from ..grading.results import BLANK_RELEASE, ResultStore
@@ -83,17 +81,6 @@ class ClassData:
     @property
     def graded(self) -> list[StudentRecord]:
         return [s for s in self.students if s.tasks]
-
-
-def manual_tasks(assignment: str) -> dict[str, float]:
-    """Hand-graded cells of the release: task id -> points."""
-    nb = nbformat.read(str(release_notebook(assignment)), as_version=4)
-    out = {}
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and meta.get("solution") and meta.get("points") is not None:
-            out[meta["grade_id"]] = float(meta["points"])
-    return out
 
 
 def load(course: Course, assignment: str) -> ClassData:

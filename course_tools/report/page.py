@@ -30,7 +30,7 @@ def _late(seconds: float) -> str:
 class Report:
     """Everything `course report` shows, computed once from ClassData."""
 
-    def __init__(self, data: ClassData, progress: tuple | None = None, due=None):
+    def __init__(self, data: ClassData, progress: tuple | None = None, due=None, lms: list[str] | None = None):
         self.data = data
         self.tasks: list[TaskStats] = task_stats(data)
         self.checks: list[CheckStats] = check_stats(data)
@@ -38,6 +38,7 @@ class Report:
         self.disagree = disagreements(data)
         self.progress = progress
         self.due = due
+        self.lms = lms or []   # lms/summary.py's lines: what the LMS holds, what the next push sends
 
     # ------------------------------------------------------------------ pieces
     def failing_checks(self, task: str) -> list[CheckStats]:
@@ -167,6 +168,9 @@ class Report:
         parts.append("<h2>Score against submission time</h2>")
         parts.append(f"<img alt='score against time' src='data:image/png;base64,"
                      f"{figures.score_vs_time(timed, self.due)}'>")
+        if self.lms:
+            parts.append("<h2>The LMS</h2><ul>" + "".join(f"<li>{e(line.strip())}</li>" for line in self.lms)
+                         + "</ul>")
         parts.append("<h2>Students</h2>" + self._student_table())
         return _page(f"{d.assignment} report", "\n".join(parts))
 

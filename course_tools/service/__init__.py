@@ -16,6 +16,9 @@
                  (for their `course fetch` / `course submit` and Assignments tab), nobody else's
     serve.py     the long-running process: intake, workers, restart recovery
     stats.py     what `course status` and `course report` show of the queue
+    progress.py  the LMS's view of each submission (c.LMS.post_progress): "Submitted" and
+                 "Pending"/"PendingManual" posted by a thread of its own (lms/progress.py), never
+                 a score, never after `course lms push`
 
 The final grading (`course collect`, `course grade`) is unchanged: it reads the same inbound
 folders and, for the same notebook, finds the result the service stored (results.py's key).

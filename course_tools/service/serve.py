@@ -37,6 +37,7 @@ from . import pages
 from .dispatch import dispatcher
 from .intake import LOOK_SECONDS, Intake
 from .policy import policy_of
+from .progress import Poster
 from .publish import PUBLISHING, feedback_folder, publish
 from .queue import QUEUED, Queue, claimant, utcnow
 from .worker import Worker
@@ -67,6 +68,7 @@ class Service:
         self._looks: dict = {}        # intake.py's looks at folders, from one scan to the next
         self.unsettled = 0            # folders the last scan left for a look soon
         self.feedback = feedback_folder(course.exchange, course.course_id)
+        self.progress = Poster(course, self.queue) if _posts_progress(course) else None
 
     # ------------------------------------------------------------------ policy, per scan
     def _refresh_policies(self, assignments: list[str]) -> None:
@@ -111,6 +113,7 @@ class Service:
         self.unsettled = intake.unsettled
         if new or back:
             self.work_ready.set()
+            self._progress_due()
         self._show_pending()
         return len(new)
 
@@ -155,6 +158,11 @@ class Service:
                 self.work_ready.clear()
             else:
                 self.wake.set()   # the queue moved: refresh the pending pages
+                self._progress_due()
+
+    def _progress_due(self) -> None:
+        if self.progress is not None:
+            self.progress.due.set()
 
     def _inbound_changed(self) -> None:
         self.changed.set()
@@ -169,6 +177,8 @@ class Service:
         threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
         for thread in threads:
             thread.start()
+        if self.progress is not None:
+            self.progress.start()
         log.info("serving %s (%s) with %s as %s", self.course.root, self.course.course_id,
                  plural(self.workers, "worker"), self.me)
         next_scan = next_pending = 0.0
@@ -202,9 +212,18 @@ class Service:
                 observer.stop()
             for thread in threads:
                 thread.join(timeout=5 if not once else None)
+            if self.progress is not None:   # --once: what the last gradings changed is posted before the end
+                self.progress.close(last_round=once)
             self.queue.close()
             self.grader.close()
         return 0
+
+
+def _posts_progress(course: Course) -> bool:
+    """Whether the course asks the service to post progress to the LMS (c.LMS.post_progress)."""
+    from ..lms.registration import settings
+
+    return bool(settings(course).post_progress)
 
 
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
