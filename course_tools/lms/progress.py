@@ -76,9 +76,10 @@ class Round:
     stopped: str = ""
 
 
-def _due(previous: dict | None, item: Progress) -> bool:
-    """Whether ``item`` must be posted, given what was recorded for its student."""
-    if previous is None or previous["payload"] != item.payload_text():
+def _due(previous: dict | None, item: Progress, lineitem: str | None) -> bool:
+    """Whether ``item`` must be posted, given what was recorded for its student and the assignment's
+    line item now (a new one, after the LMS's was deleted, has none of it)."""
+    if previous is None or previous["payload"] != item.payload_text() or previous["lineitem"] != lineitem:
         return True
     return previous["state"] == "sending"   # its answer never came
 
@@ -86,18 +87,19 @@ def _due(previous: dict | None, item: Progress) -> bool:
 def plan(ledger: Ledger, wanted: list[Progress]) -> Round:
     """What a round would post (no request)."""
     members = {m["student"]: m for m in ledger.members().values()}
-    pushed, posted = {}, {}
+    pushed, posted, lineitems = {}, {}, {}
     outcome = Round()
     for item in wanted:
         if item.assignment not in pushed:
             pushed[item.assignment] = ledger.scores(item.assignment)
             posted[item.assignment] = ledger.progress(item.assignment)
+            lineitems[item.assignment] = (ledger.lineitem(item.assignment) or {}).get("lineitem")
         member = members.get(item.student)
         if member is None or not member["is_student"] or not member["active"]:
             outcome.skipped.append((item.student, "not an active learner in the LMS's roster"))
         elif item.student in pushed[item.assignment]:
             outcome.final.append(f"{item.assignment} {item.student}")
-        elif _due(posted[item.assignment].get(item.student), item):
+        elif _due(posted[item.assignment].get(item.student), item, lineitems[item.assignment]):
             outcome.planned.append((item, member["user_id"]))
         else:
             outcome.up_to_date += 1
@@ -150,7 +152,7 @@ def _post_assignment(course: Course, ledger: Ledger, reg, connector, assignment:
                 if ledger.scores(assignment).get(item.student) is not None:   # a push recorded it meanwhile
                     outcome.final.append(f"{assignment} {item.student}")
                     continue
-                if not _due(ledger.progress(assignment).get(item.student), item):   # another service posted it
+                if not _due(ledger.progress(assignment).get(item.student), item, lineitem):   # another service posted it
                     continue
                 stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
                 ledger.put_score(assignment, item.student, progress_table, user_id=user_id, lineitem=lineitem,
