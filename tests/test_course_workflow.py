@@ -8,21 +8,30 @@ parallel), generates and releases feedback, and exports; the students fetch thei
 from __future__ import annotations
 
 import csv
+import json
 import os
 import datetime
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from conftest import gradebook_task_scores, hidden_code_lines
+from fixtures.hostile_submissions import HOSTILE
+from grading_support import inject, wrong_catalogue
 from hub_browser import CHROMIUM, CHROMIUM_ARGS
 from course_tools.build import release_notebook
 from course_tools.cli import main as course
 from course_tools.course_dir import Course
-from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass, Persona, filled_release
+from course_tools.demo_class import MISTAKE_BREAKS, PERSONAS, DemoClass, Persona, apply_edits, filled_release
+from course_tools.grading.launch.fanout import Job, grade_jobs
+from course_tools.grading.launch.on_dask import connect, grade_text
+from course_tools.grading.results import ResultStore, bundle_fingerprint
+from course_tools.grading.settings import GradingSettings
 from course_tools.grading.suite.run import graded_tasks
 
 ASSIGNMENT = "01_forward_ops"
@@ -156,22 +165,106 @@ def test_parallel_grading_scores_equal_grading_one_at_a_time(semester):
     assert sequential == parallel
 
 
-def test_grading_on_a_dask_cluster_scores_the_same(semester):
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A real Dask cluster on loopback: two worker processes of one thread, as an instructor's
+    `dask worker --nthreads 1` would be."""
     distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster:
+        yield cluster
+
+
+# A few of the catalogue's wrong submissions (tests/fixtures/wrong_submissions) and hostile ones
+# (tests/fixtures/hostile_submissions.py: cheap ones, with no placeholder to fill in).
+DASK_WRONG = ("summation_keeps_dims", "relu_returns_the_mask")
+DASK_HOSTILE = ("os_exit", "monkeypatch_numpy_and_testing")
+
+
+def _catalogue_jobs(folder: Path) -> list:
+    notebooks = {name: apply_edits(filled_release(ASSIGNMENT), case["edits"])
+                 for case in wrong_catalogue(ASSIGNMENT) for name in [case["name"]] if name in DASK_WRONG}
+    notebooks |= {name: inject(filled_release(ASSIGNMENT), case["inject"])
+                  for case in HOSTILE for name in [case["name"]] if name in DASK_HOSTILE}
+    assert len(notebooks) == len(DASK_WRONG) + len(DASK_HOSTILE)
+    jobs = []
+    for name, nb in notebooks.items():
+        (folder / name).mkdir(parents=True)
+        nbformat.write(nb, str(folder / name / f"{ASSIGNMENT}.ipynb"))
+        jobs.append(Job(name, ASSIGNMENT, folder / name / f"{ASSIGNMENT}.ipynb"))
+    return jobs
+
+
+def _stored_scores(store) -> dict:
+    """{key: {task: score}} of every result in ``store``."""
+    return {path.stem: {task: graded["score"] for task, graded in json.loads(path.read_text())["tasks"].items()}
+            for path in (store.folder / ASSIGNMENT).glob("*.json")}
+
+
+def test_grading_on_a_dask_cluster_scores_the_same(semester, dask_cluster, tmp_path):
+    """`course grade --scheduler` gives the class the scores the local pool gave, and the Dask
+    path (each worker's warm fork server) scores the catalogue's wrong and hostile notebooks as
+    the local pool does."""
     _, course_folder = semester
     before = {p.student: task_scores(course_folder, p.student) for p in PERSONAS}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--fresh",
-                       "--scheduler", cluster.scheduler_address]) == 0
+    assert course(["grade", ASSIGNMENT, "--course", str(course_folder.root), "--fresh",
+                   "--scheduler", dask_cluster.scheduler_address]) == 0
     assert {p.student: task_scores(course_folder, p.student) for p in PERSONAS} == before
 
+    jobs = _catalogue_jobs(tmp_path / "submitted")
+    settings = GradingSettings.current(course_root=course_folder.root)
+    on_dask, here = ResultStore(tmp_path / "dask"), ResultStore(tmp_path / "here")
+    report = grade_jobs(jobs, on_dask, settings, scheduler=dask_cluster.scheduler_address, progress=False)
+    assert not report.failed and report.graded == len(jobs)
+    report = grade_jobs(jobs, here, settings, workers=2, progress=False)
+    assert not report.failed and report.graded == len(jobs)
+    dask_scores = _stored_scores(on_dask)
+    assert dask_scores == _stored_scores(here)
+    assert all(sum(scores.values()) < TOTAL for scores in dask_scores.values())  # each lost points
 
-def test_a_worker_with_another_bundle_is_refused():
-    from course_tools.grading.launch.runner import grade_text
-    from course_tools.grading.settings import GradingSettings
 
-    with pytest.raises(RuntimeError, match="differs from the grader's"):
-        grade_text(ASSIGNMENT, "x.ipynb", "{}", "0000000000000000", GradingSettings.current().as_dict())
+def _fork_servers(worker_pid: int) -> list[int]:
+    """The multiprocessing fork servers whose parent is ``worker_pid`` (the same machine)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == worker_pid and b"multiprocessing.forkserver" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_dask_worker_whose_fork_server_was_killed_grades_the_next_task(dask_cluster, tmp_path):
+    nb = tmp_path / f"{ASSIGNMENT}.ipynb"
+    nbformat.write(filled_release(ASSIGNMENT), str(nb))
+    client = connect(dask_cluster.scheduler_address)
+    with client:
+        workers = client.run(os.getpid)
+        (address, pid), *_ = workers.items()
+        deadline = time.monotonic() + 60
+        while not _fork_servers(pid):   # started by the plugin when the worker started
+            assert time.monotonic() < deadline, f"no fork server under the Dask worker {pid}"
+            time.sleep(0.2)
+        (killed,) = _fork_servers(pid)
+        os.kill(killed, signal.SIGKILL)
+        future = client.submit(grade_text, ASSIGNMENT, nb.name, nb.read_text(), bundle_fingerprint(),
+                               GradingSettings.current().as_dict(), pure=False, workers=[address])
+        result = future.result(timeout=240)
+        assert result["grading_error"] is None, result["grading_error"]
+        assert {task: graded["score"] for task, graded in result["tasks"].items()} == POINTS
+        (restarted,) = _fork_servers(pid)
+        assert restarted != killed
+
+
+def test_a_dask_worker_with_another_bundle_is_refused(dask_cluster):
+    with connect(dask_cluster.scheduler_address) as client:
+        future = client.submit(grade_text, ASSIGNMENT, "x.ipynb", "{}", "0000000000000000",
+                               GradingSettings.current().as_dict(), pure=False)
+        with pytest.raises(RuntimeError, match="differs from the grader's"):
+            future.result(timeout=60)
 
 
 # ---------------------------------------------------------------------------------- release order

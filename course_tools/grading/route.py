@@ -12,7 +12,7 @@ Launchers start a process that calls ``grade_one`` and enforce ``time_limit`` on
 
     pool.grade_many          processes forked from a warm fork server   (course grade --workers N)
     runner.grade_in_process  a fresh ``python -m course_tools.grading.suite``   (nbgrader's plugin)
-    runner.grade_text        a Dask task, which grades in a fresh process        (course grade --scheduler)
+    on_dask.grade_text       a Dask task, forked from its worker's warm server  (course grade --scheduler)
 
 A grading error (a grader that failed, a process that died or ran past its limit) is reported
 and never stored as a score: ``is_stored_score`` says whether a result may be.

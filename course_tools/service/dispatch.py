@@ -3,9 +3,10 @@
     Here     a process forked from pool.py's warm fork server (`course serve`, which starts
              it with warm_up before the first submission), killed past route.time_limit
     OnDask   a task on an existing Dask cluster (`course serve --scheduler tcp://host:8786`):
-             runner.grade_text, as `course grade --scheduler` sends it, which refuses a worker
-             whose course bundle differs from this one and kills its own grading past
-             route.time_limit
+             on_dask.grade_text, as `course grade --scheduler` sends it, forked from the worker's
+             warm fork server (on_dask.WarmGrader, registered when the service connects), which
+             refuses a worker whose course bundle differs from this one and kills its own
+             grading past route.time_limit
 
 Both end in route.grade_one with the service's settings (there is no other way to grade), and
 both give a grading error (route.grading_error), never a score, when the grading itself fails.
@@ -41,7 +42,7 @@ class Here:
 
 class OnDask:
     def __init__(self, scheduler: str, settings: GradingSettings):
-        from ..grading.launch.fanout import connect
+        from ..grading.launch.on_dask import connect
         from ..grading.results import bundle_fingerprint
 
         self.settings = settings
@@ -49,7 +50,7 @@ class OnDask:
         self.fingerprint = bundle_fingerprint()
 
     def grade(self, assignment: str, notebook: Path, settings: GradingSettings | None = None) -> dict:
-        from ..grading.launch.runner import grade_text
+        from ..grading.launch.on_dask import grade_text
 
         future = self.client.submit(grade_text, assignment, notebook.name, notebook.read_text(), self.fingerprint,
                                     (settings or self.settings).as_dict(), pure=False)
@@ -60,7 +61,7 @@ class OnDask:
             return grading_error(assignment, f"the Dask task failed ({type(err).__name__}: {str(err)[:300]})")
 
     def warm_up(self) -> None:
-        pass   # each Dask task grades in a fresh process (runner.grade_text): nothing to start here
+        pass   # connect registered WarmGrader: each worker started its fork server then
 
     def close(self) -> None:
         self.client.close()

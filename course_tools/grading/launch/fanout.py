@@ -1,9 +1,10 @@
 """Grading a whole class at once: the hidden suites of many notebooks in parallel.
 
     local:  N grading processes on this machine (`course grade ID --workers N`)
-    Dask:   tasks on an existing Dask cluster (`course grade ID --scheduler tcp://host:8786`);
-            each worker needs the same commit of the course installed (checked by fingerprint),
-            not the course folder: a notebook travels as text, its result comes back as JSON.
+    Dask:   tasks on an existing Dask cluster (`course grade ID --scheduler tcp://host:8786`),
+            each forked from its worker's warm fork server (on_dask.py); each worker needs the
+            same commit of the course installed (checked by fingerprint), not the course
+            folder: a notebook travels as text, its result comes back as JSON.
 
 Results land in the ResultStore, from which nbgrader's autograde (HiddenSuiteGrader) then
 takes them. Notebooks whose programs are identical (ten untouched blank releases, say) share
@@ -19,7 +20,6 @@ from tqdm.auto import tqdm
 from .pool import grade_many
 from ..results import ResultStore, bundle_fingerprint
 from ..route import is_stored_score, keep_result, stored_result
-from .runner import grade_text
 from ..settings import GradingSettings
 
 
@@ -92,20 +92,9 @@ def _locally(todo: dict[str, list[Job]], workers: int, settings: GradingSettings
         yield key, job, result, None
 
 
-def connect(scheduler: str):
-    """A Dask client of the cluster at ``scheduler``; RuntimeError (saying why) without Dask or
-    when the scheduler cannot be reached."""
-    try:
-        from distributed import Client
-    except ImportError as err:
-        raise RuntimeError("grading on a Dask cluster needs `distributed`: pip install -e '.[dask]'") from err
-    try:
-        return Client(scheduler, timeout="20s")
-    except (OSError, TimeoutError) as err:
-        raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler} ({err}): is it running?") from err
-
-
 def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettings):
+    from .on_dask import connect, grade_text
+
     client = connect(scheduler)
     from distributed import as_completed
 

@@ -22,6 +22,8 @@ from ..sandbox.bwrap import sweep_stale_jobs
 from ..settings import GradingSettings
 
 PRELOAD = "course_tools.grading.launch.preload"
+SERVER_TRIES = 3            # forks tried before a dead fork server is this grading's failure
+SERVER_RETRY_SECONDS = 0.5  # for a killed server to be gone (then the next fork starts a new one)
 
 
 def _context():
@@ -38,6 +40,16 @@ def warm_up() -> None:
 
     _context()
     forkserver.ensure_running()
+
+
+def stop_server() -> None:
+    """Stop the fork server this process started, if any (a Dask worker that closes: on_dask.py).
+    Gradings already forked from it run on to their end; a later grading starts a new server."""
+    from multiprocessing import forkserver
+
+    # multiprocessing has no public way to stop it; _stop closes the server's "alive" pipe, on
+    # which it exits, and waits for it (what multiprocessing's own tests use).
+    forkserver._forkserver._stop()
 
 
 def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
@@ -58,6 +70,21 @@ def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
     conn.close()
 
 
+def _start(process) -> None:
+    """Start ``process`` from the fork server, starting a new server if this one died (killed,
+    out of memory). multiprocessing checks that the server is alive before each fork and starts
+    a new one when it is not; but a server killed a moment before that check may still be
+    alive for it, take the request and close the connection without a child (EOFError)."""
+    for attempt in range(SERVER_TRIES):
+        try:
+            process.start()
+            return
+        except (EOFError, OSError):
+            if attempt == SERVER_TRIES - 1:
+                raise
+            time.sleep(SERVER_RETRY_SECONDS)
+
+
 def grade_many(jobs: list[tuple], workers: int, settings: GradingSettings):
     """Grade (tag, assignment, notebook) jobs, ``workers`` at a time; yields (tag, result) as each
     finishes. A job may carry its own settings as a fourth item (one student's submission:
@@ -73,7 +100,7 @@ def grade_many(jobs: list[tuple], workers: int, settings: GradingSettings):
             job_settings = own[0] if own else settings
             process = context.Process(target=_child, args=(writer, assignment, str(notebook), job_settings.as_dict()),
                                       daemon=True)
-            process.start()
+            _start(process)
             writer.close()
             limit = time_limit(assignment, settings)
             running[reader] = (tag, assignment, process, time.monotonic() + limit, limit)

@@ -1,8 +1,9 @@
-"""Launchers of route.grade_one in a fresh process: ``python -m course_tools.grading.suite``.
+"""The launcher of route.grade_one in a fresh process: ``python -m course_tools.grading.suite``.
 
 Each grading gets a fresh interpreter (pytest runs the hidden suite once per process, and a
 crash or a hang costs one notebook, never the batch). Used by nbgrader's HiddenSuiteGrader
-(``grade_in_process``) and on the workers of a Dask cluster (``grade_text``).
+(``grade_in_process``) for a notebook `course grade` has not graded; `course grade` itself and
+the Dask workers fork from a warm server instead (pool.py, on_dask.py).
 
 The result is the suite's, or route.grading_error(...) when the grading process itself failed:
 such a result is reported and never stored as a score.
@@ -15,7 +16,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..results import bundle_fingerprint
 from ..route import grading_error, time_limit
 from ..settings import GradingSettings
 
@@ -40,20 +40,3 @@ def grade_in_process(assignment: str, notebook: Path, settings: GradingSettings,
         except (OSError, ValueError) as err:
             problem = f"{type(err).__name__}: {err}"
     return grading_error(assignment, f"the grader failed on this notebook ({problem})")
-
-
-def grade_text(assignment: str, notebook_name: str, text: str, expected_fingerprint: str, settings: dict) -> dict:
-    """A Dask task: grade a notebook sent as text, on a machine that has the bundle installed,
-    with the grader's settings (a dict: GradingSettings.as_dict). Refuses (raises) when that
-    machine's grading bundle differs from the grader's, since its scores would not be the ones
-    the instructor's hidden suites give."""
-    mine = bundle_fingerprint()
-    if mine != expected_fingerprint:
-        raise RuntimeError(f"this worker's course bundle (fingerprint {mine}) differs from the grader's "
-                           f"({expected_fingerprint}): install the same commit of the course on every worker")
-    with tempfile.TemporaryDirectory(prefix="course-remote-") as scratch:
-        path = Path(scratch) / Path(notebook_name).name
-        path.write_text(text)
-        result = grade_in_process(assignment, path, GradingSettings.from_dict(settings))
-    result["fingerprint"] = mine
-    return result
