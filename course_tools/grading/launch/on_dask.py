@@ -20,6 +20,7 @@ the grader's, since its scores would not be the ones the instructor's hidden sui
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import tempfile
 from pathlib import Path
 
@@ -66,10 +67,28 @@ class WarmGrader(_plugin_base()):
         # kill this process's children when its parent exits; the fork server exits by itself
         # when this worker does (its "alive" pipe closes), and each grading has its time limit.
         multiprocessing.current_process().daemon = False
+        _forget_main_script()
         warm_up()
 
     def teardown(self, worker) -> None:
         stop_server()
+
+
+def _forget_main_script() -> None:
+    """Keep each grading forked on this worker from importing the worker's __main__ script again.
+
+    multiprocessing prepares every process it starts by importing its parent's __main__ (a target
+    might be defined there). A Dask worker's __main__ is whatever started it: the `dask worker`
+    command (about 0.3 s of imports) or the script that made a LocalCluster (1.5 s for
+    bench_service.py), paid again by every grading, whose target (pool._child) never needs it.
+    Without a module name or a file to import from, multiprocessing skips that step. Only for a
+    worker whose __main__ is itself that copy of its parent's (named __mp_main__); a worker
+    running in the process that made the cluster keeps its real __main__."""
+    main = sys.modules.get("__main__")
+    if main is not None and main.__name__ == "__mp_main__":
+        main.__spec__ = None
+        if hasattr(main, "__file__"):
+            del main.__file__
 
 
 def grade_text(assignment: str, notebook_name: str, text: str, expected_fingerprint: str, settings: dict) -> dict:

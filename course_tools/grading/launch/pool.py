@@ -45,11 +45,21 @@ def warm_up() -> None:
 def stop_server() -> None:
     """Stop the fork server this process started, if any (a Dask worker that closes: on_dask.py).
     Gradings already forked from it run on to their end; a later grading starts a new server."""
+    import os
+    import signal
     from multiprocessing import forkserver
 
-    # multiprocessing has no public way to stop it; _stop closes the server's "alive" pipe, on
-    # which it exits, and waits for it (what multiprocessing's own tests use).
-    forkserver._forkserver._stop()
+    # multiprocessing has no public way to stop it. _stop (what its own tests use) closes the
+    # server's "alive" pipe, on which the server exits, and waits for it; but a server exits on
+    # that only between forks and after its imports, and then tears down PyTorch: seconds, past
+    # the 4 s Dask gives a closing worker. It holds nothing to save: end it first.
+    server = forkserver._forkserver
+    if server._forkserver_pid is not None:
+        try:
+            os.kill(server._forkserver_pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    server._stop()
 
 
 def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
