@@ -3,7 +3,9 @@ for the hub's identity API (issue 41: students see their own deadline).
 
 The stand-in answers GET /hub/api/user as JupyterHub does (the token's owner, their kind and
 scopes; 403 for a token it does not know), so the service's real jupyterhub HubAuth asks it
-exactly what it asks a hub; tests/test_hub.py runs the whole on a real hub.
+exactly what it asks a hub. tests/test_deadline_api.py asks a real JupyterHub instead
+(tests/deadline_hub.py); the Chromium test of the Assignments tab still uses this stand-in, and
+tests/test_hub.py runs the whole on a deployed hub.
 """
 from __future__ import annotations
 

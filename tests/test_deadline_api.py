@@ -6,6 +6,8 @@ not known) where no service answers.
 A hostile student tries to read a classmate's deadline: a name in the query, in the path, a
 path with dots, the classmate's cookie name or a forwarded-user header without a token, a made-up
 token, a service's token, a token without the scope: each is refused and none reveals ada's date.
+The tokens are a real JupyterHub's, in this process (tests/deadline_hub.py), and so is its answer
+to the service's HubAuth.
 """
 from __future__ import annotations
 
@@ -18,16 +20,19 @@ import pytest
 
 from course_student import deadlines
 from course_student.commands import fetch
-from tests.deadline_support import (A, B, COURSE_ID, DUE_A, DUE_B, EXTENDED_A, PREFIX, ZONE, course_with_extension,
-                                    free_port, start_service)
+from tests.deadline_hub import grading_behind_a_real_hub
+from tests.deadline_support import A, B, COURSE_ID, DUE_A, DUE_B, EXTENDED_A, PREFIX, ZONE, course_with_extension, free_port
 
 D = datetime.datetime
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    made = course_with_extension(tmp_path_factory.mktemp("deadlines"))
-    return made, start_service(made)
+    """(course, the address students are given, the hub's tokens by name: tests/deadline_hub.py)."""
+    tmp = tmp_path_factory.mktemp("deadlines")
+    made = course_with_extension(tmp)
+    with grading_behind_a_real_hub(made, tmp / "hub") as (url, tokens):
+        yield made, url, tokens
 
 
 def _get(url: str, path: str, headers: dict | None = None) -> tuple[int, dict]:
@@ -44,57 +49,73 @@ def _get(url: str, path: str, headers: dict | None = None) -> tuple[int, dict]:
         return response.status, {"body": body}
 
 
+def _with_tokens(headers: dict, tokens: dict[str, str]) -> dict:
+    """``headers`` with each {name} replaced by the hub's token of that name."""
+    return {key: value.format(**tokens) for key, value in headers.items()}
+
+
 def _iso(moment: D) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def test_each_student_gets_their_own_deadlines_and_the_extension_only_reaches_its_student(service):
-    _, url = service
-    status, ada = _get(url, PREFIX + "deadlines", {"Authorization": "token tok-ada"})
+    _, url, tokens = service
+    status, ada = _get(url, PREFIX + "deadlines", {"Authorization": f"token {tokens['ada']}"})
     assert status == 200 and ada["student"] == "ada" and ada["zone"] == ZONE and ada["course_id"] == COURSE_ID
     # The course's late policy (course init's: 10 % a started day) ends the late window 9 days after each deadline.
     assert ada["assignments"][A] == {"due": _iso(EXTENDED_A), "extended": True, "assignment_due": _iso(DUE_A),
                                      "late_until": _iso(EXTENDED_A + datetime.timedelta(days=9))}
     assert ada["assignments"][B] == {"due": _iso(DUE_B), "extended": False, "assignment_due": _iso(DUE_B),
                                      "late_until": _iso(DUE_B + datetime.timedelta(days=9))}
-    status, ben = _get(url, PREFIX + "deadlines", {"Authorization": "bearer tok-ben"})
+    status, ben = _get(url, PREFIX + "deadlines", {"Authorization": f"bearer {tokens['ben']}"})
     assert status == 200 and ben["student"] == "ben" and ben["assignments"][A]["due"] == _iso(DUE_A)
     assert "ada" not in json.dumps(ben) and _iso(EXTENDED_A) not in json.dumps(ben)
 
 
 @pytest.mark.parametrize("path, headers, status", [
     # ben names ada in the query, with his own token and with none
-    (PREFIX + "deadlines?student=ada", {"Authorization": "token tok-ben"}, 400),
+    (PREFIX + "deadlines?student=ada", {"Authorization": "token {ben}"}, 400),
     (PREFIX + "deadlines?user=ada&student=ada", {}, 400),
-    (PREFIX + "deadlines?token=tok-ada", {"Authorization": "token tok-ben"}, 400),
+    (PREFIX + "deadlines?token={ada}", {"Authorization": "token {ben}"}, 400),
     # ... in the path, plainly, with dots and with an escaped slash
-    (PREFIX + "deadlines/ada", {"Authorization": "token tok-ben"}, 404),
-    (PREFIX + "ada/../deadlines", {"Authorization": "token tok-ben"}, 404),
-    (PREFIX + "deadlines/../deadlines/ada", {"Authorization": "token tok-ben"}, 404),
-    (PREFIX + "deadlines%2Fada", {"Authorization": "token tok-ben"}, 404),
-    (f"/services/{COURSE_ID}-grading/../../user/ada/deadlines", {"Authorization": "token tok-ben"}, 404),
+    (PREFIX + "deadlines/ada", {"Authorization": "token {ben}"}, 404),
+    (PREFIX + "ada/../deadlines", {"Authorization": "token {ben}"}, 404),
+    (PREFIX + "deadlines/../deadlines/ada", {"Authorization": "token {ben}"}, 404),
+    (PREFIX + "deadlines%2Fada", {"Authorization": "token {ben}"}, 404),
+    (f"/services/{COURSE_ID}-grading/../../user/ada/deadlines", {"Authorization": "token {ben}"}, 404),
     # ... as a header a proxy might set, or the hub's cookie names, without a token
     (PREFIX + "deadlines", {"X-Forwarded-User": "ada", "Remote-User": "ada"}, 401),
     (PREFIX + "deadlines", {"Cookie": "jupyterhub-user-ada=x; jupyterhub-services-ext-grading=x"}, 401),
     (PREFIX + "deadlines", {"Authorization": "ada"}, 401),
     # ... with a token the hub does not know, a service's token, or one of ada's without the scope
-    (PREFIX + "deadlines", {"Authorization": "token tok-made-up"}, 403),
-    (PREFIX + "deadlines", {"Authorization": "token tok-service"}, 403),
-    (PREFIX + "deadlines", {"Authorization": "token tok-ada-unscoped"}, 403),
+    (PREFIX + "deadlines", {"Authorization": "token {made-up}"}, 403),
+    (PREFIX + "deadlines", {"Authorization": "token {service}"}, 403),
+    (PREFIX + "deadlines", {"Authorization": "token {ada-unscoped}"}, 403),
 ])
 def test_a_student_cannot_read_a_classmates_deadline(service, path, headers, status):
-    _, url = service
-    got, body = _get(url, path, headers)
+    _, url, tokens = service
+    got, body = _get(url, path.format(**tokens), _with_tokens(headers, tokens))
     assert got == status, (got, body)
     assert _iso(EXTENDED_A) not in json.dumps(body) and "assignments" not in body
+
+
+@pytest.mark.parametrize("token, why", [("made-up", "the hub does not know this token"),
+                                        ("service", "a service has no deadlines"),
+                                        ("ada-unscoped", "this token lacks the scope ['access:services!service=")])
+def test_each_refused_token_is_refused_for_what_the_hub_says_of_it(service, token, why):
+    """The hub's own answer decides: a token it never issued, its record of a service's token, and
+    the scopes it gives one of ada's tokens (so each 403 above is not the same refusal thrice)."""
+    _, url, tokens = service
+    got, body = _get(url, PREFIX + "deadlines", {"Authorization": f"token {tokens[token]}"})
+    assert got == 403 and body["error"].startswith(why), (got, body)
 
 
 def test_course_fetch_prints_the_students_own_extended_deadline_in_utc_and_the_course_zone(service, tmp_path,
                                                                                           monkeypatch, capsys):
     """The real student command (nbgrader's fetch from the exchange), on ada's server."""
-    made, url = service
+    made, url, tokens = service
     monkeypatch.setenv(deadlines.GRADING_URL, url)
-    monkeypatch.setenv(deadlines.TOKEN, "tok-ada")
+    monkeypatch.setenv(deadlines.TOKEN, tokens["ada"])
     assert fetch(A, False, tmp_path, COURSE_ID, made.exchange, "ada") == 0
     out = capsys.readouterr().out
     # 29 March is after the clock change (CEST, UTC+2); 27 March before it (CET, UTC+1).
@@ -115,9 +136,9 @@ def test_where_no_service_answers_fetch_and_submit_say_nothing_or_that_the_deadl
 
 
 def test_submit_warns_when_late_and_in_the_last_hour_from_the_students_own_deadline(service):
-    _, url = service
-    ada = deadlines.ask({deadlines.GRADING_URL: url, deadlines.TOKEN: "tok-ada"})
-    ben = deadlines.ask({deadlines.GRADING_URL: url, deadlines.TOKEN: "tok-ben"})
+    _, url, tokens = service
+    ada = deadlines.ask({deadlines.GRADING_URL: url, deadlines.TOKEN: tokens["ada"]})
+    ben = deadlines.ask({deadlines.GRADING_URL: url, deadlines.TOKEN: tokens["ben"]})
     an_hour_late = DUE_A + datetime.timedelta(hours=1, minutes=30)
     # ben is late; ada, on her extension, is not, and gets no warning.
     lines, warnings = deadlines.lines_for(ben, A, an_hour_late, submitting=True)
