@@ -61,9 +61,9 @@ def test_source_notebook_metadata_is_valid_and_ids_match_the_tasks(assignment):
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "source has outputs"
 
 
-_HOURS = {"an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_HOURS = {"an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _FRACTIONS = {"": 0, " and a quarter": 0.25, " and a half": 0.5, " and three-quarter": 0.75}
-_EXPECTED_TIME = re.compile(r"\*\*Expected time\.\*\*[^(]*?\babout (an|one|two|three|four|five)"
+_EXPECTED_TIME = re.compile(r"\*\*Expected time\.\*\*[^(]*?\babout (an|one|two|three|four|five|six)"
                             r"((?: and a quarter| and a half| and three-quarter)?) hours?"
                             r"((?: and a quarter| and a half)?)[^(]*\((\d+) points;", re.IGNORECASE)
 

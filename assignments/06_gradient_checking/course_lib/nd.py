@@ -355,11 +355,8 @@ class NDArray:
             target[...] = other
 
     def flip(self, axes) -> "NDArray":
-        """Reverse the order of elements along ``axes``, as a compact copy.
-
-        Built from a view with negative strides that starts at the last element of each
-        flipped axis, then compacted.
-        """
+        """Reverse the order of elements along ``axes``, as a compact copy made from a view of
+        the same buffer (assignment 03 works out its offset and strides)."""
         axes = _normalize_axes(axes, self.ndim)
         strides = list(self._strides)
         offset = self._offset
@@ -551,8 +548,8 @@ def axis_slice(x: NDArray, axis: int, start: int, stop: int) -> NDArray:
 
 
 def compact_strides(shape) -> tuple[int, ...]:
-    """Row-major strides in elements: the last axis moves by 1, each earlier axis by the
-    product of the sizes after it. ``compact_strides((2, 3, 4)) == (12, 4, 1)``."""
+    """Row-major (C order) strides of ``shape``, in elements (not bytes): a tuple with one int
+    per axis, ``()`` for the 0-d shape ``()``."""
     strides = []
     step = 1
     for n in reversed(tuple(shape)):
