@@ -20,7 +20,7 @@ import pytest
 
 from course_student import deadlines
 from course_student.commands import fetch
-from tests.deadline_hub import grading_behind_a_real_hub
+from tests.deadline_hub import real_hub
 from tests.deadline_support import A, B, COURSE_ID, DUE_A, DUE_B, EXTENDED_A, PREFIX, ZONE, course_with_extension, free_port
 
 D = datetime.datetime
@@ -30,9 +30,10 @@ D = datetime.datetime
 def service(tmp_path_factory):
     """(course, the address students are given, the hub's tokens by name: tests/deadline_hub.py)."""
     tmp = tmp_path_factory.mktemp("deadlines")
-    made = course_with_extension(tmp)
-    with grading_behind_a_real_hub(made, tmp / "hub") as (url, tokens):
-        yield made, url, tokens
+    with real_hub(tmp / "hub") as hub:
+        made = course_with_extension(tmp)
+        hub.serve(made)
+        yield made, hub.grading_url, hub.tokens
 
 
 def _get(url: str, path: str, headers: dict | None = None) -> tuple[int, dict]:
