@@ -197,6 +197,7 @@ ADAS_OWN = {A: {"due": _iso(EXTENDED_A), "extended": True, "assignment_due": _is
                 "late_until": _iso(DUE_B + datetime.timedelta(days=9))}}
 
 
+@pytest.mark.slow   # ada's JupyterLab server starts for these (beside the making of the course): 10-20 s
 @pytest.mark.parametrize("path, headers", [
     # ben, at ada's browser (logged in to her server), names himself in the query, or redirects the
     # server's question to his token or to another service
@@ -217,6 +218,7 @@ def test_a_students_own_server_answers_only_its_students_deadlines_whatever_the_
     assert body["known"] is True and body["zone"] == ZONE and body["assignments"] == ADAS_OWN
 
 
+@pytest.mark.slow   # ada's JupyterLab server starts for these (beside the making of the course): 10-20 s
 @pytest.mark.parametrize("path, headers, status", [
     # a classmate's hub token, a made-up one, or none is not a login to ada's server
     (LAB_ROUTE, {"Authorization": "token {ben}"}, 403),
