@@ -29,11 +29,13 @@ demo: prerequisites-demo
 	$(VENV)/bin/course demo
 
 # Two pytest processes by default (pytest-xdist; TEST_WORKERS=0 runs in one), each taking whole test
-# files, so a file's fixtures are built once; tests/conftest.py starts the longest files first.
+# files, so a file's fixtures are built once; tests/conftest.py starts the longest files first, by
+# tests/file_seconds.json, which `python tests/file_seconds.py .pytest-junit.xml` regenerates from
+# the junit XML written here.
 TEST_WORKERS ?= 2
 test: prerequisites-test
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --junitxml=.pytest-junit.xml
 
 # The documentation site into docs/_build/html: warnings are errors, internal links and anchors checked;
 # the reference pages (commands, environment variables, settings) are generated from the code.

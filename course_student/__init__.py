@@ -15,6 +15,7 @@ commands from here, so students and instructors run the same code.
     times.py         moments as students read them (UTC and the course's zone, "2 hours")
     deadlines.py     the student's own deadlines, asked of the course's grading service
     lab_deadlines.py the same for the Assignments tab: a Jupyter server extension of their server
+    lab_landing.py   where a launch from the LMS lands: the assignment fetched and open (server extension)
     commands.py      fetch, submit, check as the command line runs them
     cli.py           the student commands' arguments, and the student-only `course` command
 """

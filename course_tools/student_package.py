@@ -48,12 +48,14 @@ MIN_SETUPTOOLS = (68, 0)
 # Read after nbgrader's own nbgrader.json in the same folder (sorted by name: "zz" sorts last), so
 # these win over it in this environment; a user's own ~/.jupyter settings still come first.
 # Validate runs off the server's event loop (course_student/validate_off_loop.py); the Assignments
-# tab's deadline labels ask the student's own server (course_student/lab_deadlines.py).
+# tab's deadline labels ask the student's own server (course_student/lab_deadlines.py); a launch
+# from the LMS lands on course/open (course_student/lab_landing.py).
 JUPYTER_SETTINGS = {
     "etc/jupyter/jupyter_server_config.d/zz_course_student.json": {
         "ServerApp": {"jpserver_extensions": {"nbgrader.server_extensions.formgrader": False,
                                               "course_student.validate_off_loop": True,
-                                              "course_student.lab_deadlines": True}}},
+                                              "course_student.lab_deadlines": True,
+                                              "course_student.lab_landing": True}}},
     "etc/jupyter/labconfig/page_config.d/zz_course_student.json": {
         "disabledExtensions": {"@jupyter/nbgrader:formgrader": True, "@jupyter/nbgrader:create-assignment": True}},
 }

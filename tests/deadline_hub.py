@@ -3,16 +3,22 @@ tests/lti_hub.py (JupyterHub's own application, in this process) with the gradin
 registered and the `user` role scoped as hub/jupyterhub_config.py does, and the students and
 their tokens made by the hub itself (its database, as its REST API would).
 
-``tokens`` (from ``grading_behind_a_real_hub``) names each token by what it is:
-  ada, ben        each student's own token with the default scopes (``inherit``: their roles')
+``tokens`` (``DeadlineHub.tokens``) names each token by what it is:
+  ada, ben        each student's own token with the default scopes (``inherit``: their roles'),
+                  what the hub gives each student's server as JUPYTERHUB_API_TOKEN
   ada-unscoped    one of ada's tokens with only ``read:users:name!user=ada`` (no access to the service)
   service         the grading service's own token
   made-up         a token the hub never issued
+
+Two steps, so that the students' servers can start (they need a token and the service's address)
+while the course is still being made: ``real_hub`` starts the hub and makes the tokens, then
+``DeadlineHub.serve`` starts the deadlines page for a course.
 """
 from __future__ import annotations
 
 import contextlib
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 
 from course_tools.course_dir import Course
@@ -52,20 +58,34 @@ def _make_tokens(hub: InProcessHub) -> dict[str, str]:
     return tokens
 
 
+@dataclass(frozen=True)
+class DeadlineHub:
+    hub_url: str                # the hub's own address (its REST API under /hub/api)
+    service_port: int           # where the grading service listens once ``serve`` has started it
+    tokens: dict[str, str]      # the hub's tokens by name (the module's docstring)
+
+    @property
+    def grading_url(self) -> str:
+        """The address students are given (COURSE_GRADING_URL)."""
+        return grading_url(self.service_port)
+
+    def serve(self, course: Course) -> None:
+        """Start ``course``'s deadlines page (deadline_api.serve_in_thread, as `course serve` starts it
+        on a hub) with HubAuth for this hub, the service's own token and its scope. The service
+        thread is a daemon: it ends with the tests."""
+        from jupyterhub.services.auth import HubAuth
+
+        from course_tools.service.deadline_api import serve_in_thread
+
+        auth = HubAuth(api_url=f"{self.hub_url}/hub/api", api_token=self.tokens["service"], access_scopes={SCOPE},
+                       cache_max_age=0)
+        serve_in_thread(course, f"http://127.0.0.1:{self.service_port}", PREFIX, hub_auth=auth)
+
+
 @contextlib.contextmanager
-def grading_behind_a_real_hub(course: Course, state: Path):
-    """Start the hub and the grading service's deadlines page (deadline_api.serve_in_thread, as
-    `course serve` starts it, with HubAuth for this hub and the service's scope); yield
-    (address students are given, tokens). The service thread is a daemon: it ends with the tests."""
-    from jupyterhub.services.auth import HubAuth
-
-    from course_tools.service.deadline_api import serve_in_thread
-
+def real_hub(state: Path):
+    """Start the hub (its database under ``state``) and make the tokens; yield a DeadlineHub."""
     service_port = free_port()
     state.mkdir(parents=True, exist_ok=True)
     with InProcessHub(hub_config(service_port), state, free_port()) as hub:
-        tokens = _make_tokens(hub)
-        auth = HubAuth(api_url=f"{hub.url}/hub/api", api_token=tokens["service"], access_scopes={SCOPE},
-                       cache_max_age=0)
-        serve_in_thread(course, f"http://127.0.0.1:{service_port}", PREFIX, hub_auth=auth)
-        yield grading_url(service_port), tokens
+        yield DeadlineHub(hub.url, service_port, _make_tokens(hub))

@@ -10,6 +10,9 @@ signed launch, made by lti1p3platform's own OIDC login and message launch classe
   for the user named by login_hint with lti1p3platform's MessageLaunch, and answers the page a
   real LMS answers: a form that posts id_token and state to the redirect URI.
 
+``custom`` (a dict) is sent as the launch's custom parameters (an LMS link's "assignment=ID").
+``/launch?user=ID`` is the LMS's page with the link a user clicks (the browser test's start).
+
 ``tamper`` makes the next launches wrong in one way, for the refusal tests: "aud" (another
 tool's client id), "expired", "deployment" (an unknown deployment id), "message_type" (a submission
 review), "deep_linking" (a content-selection request, which this tool does not offer), "foreign_key"
@@ -62,6 +65,7 @@ class LaunchingPlatform(Platform):
         self.registration.set_oidc_login_url(login_url).set_launch_url(target)
         self.redirect_uris = {redirect_uri}
         self.tamper: str | None = None
+        self.custom: dict | None = None
         self.foreign_private, _ = _key_pair()
 
     def login_initiation(self, user_id: str) -> str:
@@ -73,6 +77,10 @@ class LaunchingPlatform(Platform):
     def handle(self, method, path, query, headers, body):
         if path == "/auth":
             return self._authorize({k: v[0] for k, v in query.items()})
+        if path == "/launch":   # the LMS's course page: the assignment's link, which starts the login initiation
+            link = html.escape(self.login_initiation(query.get("user", [""])[0]), quote=True)
+            return 200, {}, f'<!doctype html><html><body><a id="launch" href="{link}">04 conv backward</a></body></html>'
+
         return super().handle(method, path, query, headers, body)
 
     def _authorize(self, query: dict):
@@ -102,6 +110,8 @@ class LaunchingPlatform(Platform):
                                       "deep_link_return_url": f"{self.url}/dl", "accept_types": ["ltiResourceLink"],
                                       "accept_presentation_document_targets": ["window"]}},
                  }.get(self.tamper or "")
+        if self.custom is not None:
+            launch.set_custom_parameters_claim(dict(self.custom))
         if extra:
             launch.set_extra_claims(extra)
         if self.tamper == "expired":

@@ -8,6 +8,12 @@ path with dots, the classmate's cookie name or a forwarded-user header without a
 token, a service's token, a token without the scope: each is refused and none reveals ada's date.
 The tokens are a real JupyterHub's, in this process (tests/deadline_hub.py), and so is its answer
 to the service's HubAuth.
+
+The same student at the other door: their own JupyterLab server (the Assignments tab's way,
+course_student/lab_deadlines.py, started with ada's hub token: tests/student_server.py), asked over
+plain HTTP with a classmate's name in the query, a classmate's or a service's hub token as a
+parameter or in the Authorization header, forwarded-user headers and cookie names: it answers
+ada's own deadlines every time, or refuses (403 without its login, 404 off its route).
 """
 from __future__ import annotations
 
@@ -20,19 +26,33 @@ import pytest
 
 from course_student import deadlines
 from course_student.commands import fetch
-from tests.deadline_hub import grading_behind_a_real_hub
+from tests.deadline_hub import real_hub
 from tests.deadline_support import A, B, COURSE_ID, DUE_A, DUE_B, EXTENDED_A, PREFIX, ZONE, course_with_extension, free_port
+from tests.student_server import start_lab
 
 D = datetime.datetime
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    """(course, the address students are given, the hub's tokens by name: tests/deadline_hub.py)."""
+def course_behind_a_hub(tmp_path_factory):
+    """(course, the address students are given, the hub's tokens by name: tests/deadline_hub.py,
+    ada's own JupyterLab server: started, not waited for)."""
     tmp = tmp_path_factory.mktemp("deadlines")
-    made = course_with_extension(tmp)
-    with grading_behind_a_real_hub(made, tmp / "hub") as (url, tokens):
-        yield made, url, tokens
+    with real_hub(tmp / "hub") as hub:
+        # ada's server starts while the course is made (it needs only her token and the service's address).
+        lab = start_lab(tmp / "ada", "ada", hub.tokens["ada"], hub.grading_url, tmp / "exchange")
+        try:
+            made = course_with_extension(tmp)
+            hub.serve(made)
+            yield made, hub.grading_url, hub.tokens, lab
+        finally:
+            lab.stop()
+
+
+@pytest.fixture(scope="module")
+def service(course_behind_a_hub):
+    """(course, the address students are given, the hub's tokens by name)."""
+    return course_behind_a_hub[:3]
 
 
 def _get(url: str, path: str, headers: dict | None = None) -> tuple[int, dict]:
@@ -152,3 +172,66 @@ def test_submit_warns_when_late_and_in_the_last_hour_from_the_students_own_deadl
     after = deadlines.lines_for(ada, A, EXTENDED_A + datetime.timedelta(days=10), submitting=False)[1]
     assert after == ["your deadline passed 10 days ago; what you submit now counts as late; late work no longer "
                      f"earns points (it did until 2027-04-07 12:00 UTC (2027-04-07 14:00 {ZONE}, CEST))."]
+
+
+# ---------------------------------------------------------------------------------- the student's own server
+# The Assignments tab asks the student's own Jupyter server (course_student/lab_deadlines.py), which
+# asks the page above with the server's own hub token. What it guarantees: it reads nothing of the
+# request (no parameter, header or cookie reaches the service; it always sends its own token), and
+# it answers only on its one path, to whoever logged in to that server.
+LAB_ROUTE = "/course/deadlines"
+
+
+@pytest.fixture(scope="module")
+def adas_server(course_behind_a_hub):
+    """ada's JupyterLab server as the hub starts it (her own hub token, the service's address), up;
+    and the hub's tokens with the server's own login token as "lab"."""
+    *_, tokens, lab = course_behind_a_hub
+    lab.wait_until_up()
+    return lab, {**tokens, "lab": lab.token}
+
+
+ADAS_OWN = {A: {"due": _iso(EXTENDED_A), "extended": True, "assignment_due": _iso(DUE_A),
+                "late_until": _iso(EXTENDED_A + datetime.timedelta(days=9))},
+            B: {"due": _iso(DUE_B), "extended": False, "assignment_due": _iso(DUE_B),
+                "late_until": _iso(DUE_B + datetime.timedelta(days=9))}}
+
+
+@pytest.mark.slow   # ada's JupyterLab server starts for these (beside the making of the course): 10-20 s
+@pytest.mark.parametrize("path, headers", [
+    # ben, at ada's browser (logged in to her server), names himself in the query, or redirects the
+    # server's question to his token or to another service
+    (LAB_ROUTE + "?student=ben&user=ben", {"Authorization": "token {lab}"}),
+    (LAB_ROUTE + "?token={lab}&JUPYTERHUB_API_TOKEN={ben}&COURSE_GRADING_URL=http://127.0.0.1:1/", {}),
+    # ... sends his own hub token, or the service's, in the header the server would forward if it forwarded any
+    (LAB_ROUTE + "?token={lab}", {"Authorization": "token {ben}"}),
+    (LAB_ROUTE + "?token={lab}", {"Authorization": "token {service}"}),
+    # ... a forwarded-user header, the hub's cookie names
+    (LAB_ROUTE, {"Authorization": "token {lab}", "X-Forwarded-User": "ben", "Remote-User": "ben",
+                 "Cookie": "jupyterhub-user-ben=x; jupyterhub-services-ext-grading=x"}),
+])
+def test_a_students_own_server_answers_only_its_students_deadlines_whatever_the_request_says(adas_server, path,
+                                                                                             headers):
+    lab, tokens = adas_server
+    got, body = _get(lab.url, path.format(**tokens), _with_tokens(headers, tokens))
+    assert got == 200, (got, body)
+    assert body["known"] is True and body["zone"] == ZONE and body["assignments"] == ADAS_OWN
+
+
+@pytest.mark.slow   # ada's JupyterLab server starts for these (beside the making of the course): 10-20 s
+@pytest.mark.parametrize("path, headers, status", [
+    # a classmate's hub token, a made-up one, or none is not a login to ada's server
+    (LAB_ROUTE, {"Authorization": "token {ben}"}, 403),
+    (LAB_ROUTE, {"Authorization": "token {made-up}"}, 403),
+    (LAB_ROUTE, {"X-Forwarded-User": "ada", "Cookie": "jupyterhub-user-ada=x"}, 403),
+    # a classmate's name in the path, plainly, with dots, with an escaped slash: not the route
+    (LAB_ROUTE + "/ben", {"Authorization": "token {lab}"}, 404),
+    ("/course/ben/../deadlines", {"Authorization": "token {lab}"}, 404),
+    (LAB_ROUTE + "/../deadlines/ben", {"Authorization": "token {lab}"}, 404),
+    (LAB_ROUTE + "%2Fben", {"Authorization": "token {lab}"}, 404),
+])
+def test_a_students_own_server_refuses_what_is_not_its_login_or_its_route(adas_server, path, headers, status):
+    lab, tokens = adas_server
+    got, body = _get(lab.url, path.format(**tokens), _with_tokens(headers, tokens))
+    assert got == status, (got, body)
+    assert _iso(EXTENDED_A) not in json.dumps(body) and "assignments" not in body

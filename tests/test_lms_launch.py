@@ -26,6 +26,8 @@ requests = pytest.importorskip("requests")
 GRADERS = "formgrade-lmstest"
 LOGIN_COOKIE = "jupyterhub-hub-login"
 MENTOR = "http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"
+LEARNER = "http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"
+RELEASED = "01_forward_ops"
 
 
 def printed_urls(course) -> dict[str, str]:
@@ -50,6 +52,7 @@ def hub(tmp_path_factory):
 
     from course_tools.course_dir import Course, init_course
     from course_tools.hub import lti_settings
+    from course_tools.lms.roster import sync
 
     tmp = tmp_path_factory.mktemp("launch")
     port = free_port()
@@ -61,11 +64,15 @@ def hub(tmp_path_factory):
     urls = printed_urls(Course(course.root))
     platform = LaunchingPlatform(jwk, members(), urls["login"], urls["redirect"], urls["target"])
     config.write_text(config.read_text() + platform.settings())
+    (tmp / "exchange" / "lmstest" / "outbound" / RELEASED).mkdir(parents=True)   # as `course release` leaves it
     hub_config = Config()
     (tmp / "state").mkdir()
     lti_settings.configure(hub_config, course.root, GRADERS, tmp / "state")
+    # No Unix accounts here (tests/test_lms_browser.py makes real ones): the roster decides who gets in.
+    hub_config.CourseLTI13Authenticator.unix_accounts = False
     with platform, InProcessHub(hub_config, tmp / "state", port) as running:
         running.course = Course(course.root)
+        sync(running.course)   # `course lms roster`: the learners become students; "gone" is inactive
         yield running, platform, urls
 
 
@@ -98,14 +105,20 @@ def test_a_learner_is_logged_in_as_the_rosters_account_and_again_at_the_next_lau
     assert mapped in users and UUID not in users and UUID.lower() not in users
 
 
+def students(course) -> list[str]:
+    with course.gradebook(must_exist=False) as gradebook:
+        return sorted(s.id for s in gradebook.students)
+
+
 def test_an_instructor_and_a_ta_are_graders_and_get_no_student_account(hub):
     running, platform, urls = hub
+    before = students(running.course)
     for user in ("prof", "ta-lee"):
-        assert launch(platform, user).status_code == 302
+        answer = launch(platform, user)
+        assert answer.status_code == 302 and answer.headers["Location"] == "/hub/home"   # no student server
     users = running.users()
     assert users["prof"] == [GRADERS] and users["ta-lee"] == [GRADERS]
-    with running.course.gradebook(must_exist=False) as gradebook:   # a launch makes no gradebook student
-        assert [s.id for s in gradebook.students] == []
+    assert students(running.course) == before and "prof" not in before and "ta-lee" not in before
 
 
 REFUSALS = {
@@ -186,7 +199,9 @@ def test_the_printed_urls_are_the_ones_the_library_serves():
     assert urls["config"] == "https://example.edu" + auth.config_json_url("/jupyter/hub/")
     assert urls["target"] == "https://example.edu/jupyter/hub"
     paths = [path for path, *_ in auth.get_handlers(None)]
-    assert paths == ["lti13/oauth_login", "lti13/oauth_callback", "lti13/config"]   # under the hub prefix
+    # under the hub prefix; the last is the course's own (the tool's public key set, lti_jwks.py)
+    assert paths == ["lti13/oauth_login", "lti13/oauth_callback", "lti13/config", "lti13/jwks"]
+    assert urls["jwks"] == "https://example.edu/jupyter/hub/lti13/jwks"
     assert issubclass(CourseLTI13Authenticator, LTI13Authenticator)
 
 
@@ -229,3 +244,105 @@ def test_a_member_who_is_neither_learner_nor_grader_is_refused(hub):
         platform.members.pop()
     assert answer.status_code == 400 and "no role the hub serves" in html.unescape(answer.text)
     assert "mentor-mo" not in running.users()
+
+
+# ---------------------------------------------------------------------------- who gets in, where they land
+def test_a_learner_the_roster_does_not_list_or_marks_dropped_is_refused_and_nothing_is_made(hub):
+    """The roster (`course lms roster`) decides who is a student: a learner the LMS launches but the
+    last sync did not list (another course's, or added since), or one it marks dropped, is refused."""
+    running, platform, urls = hub
+    platform.members.append({"user_id": "newcomer", "roles": [LEARNER], "name": "New Comer", "status": "Active"})
+    before, book = running.users(), students(running.course)
+    try:
+        answer = launch(platform, "newcomer")
+    finally:
+        platform.members.pop()
+    page = html.unescape(answer.text)
+    assert answer.status_code == 400 and "not on this course's roster on the hub yet" in page, page[:500]
+    dropped = launch(platform, "gone")
+    assert dropped.status_code == 400 and "no longer enrolled" in html.unescape(dropped.text)
+    assert running.users() == before and students(running.course) == book
+    assert LOGIN_COOKIE not in answer.cookies and LOGIN_COOKIE not in dropped.cookies
+
+
+@pytest.mark.parametrize("how", ["custom", "target"])
+def test_a_link_for_a_released_assignment_lands_on_it(hub, how):
+    """The assignment comes from the signed launch: the custom parameter, or the target link URI's query."""
+    running, platform, urls = hub
+    if how == "custom":
+        platform.custom = {"assignment": RELEASED}
+    else:
+        platform.registration.set_launch_url(f"{urls['target']}?assignment={RELEASED}")
+    try:
+        answer = launch(platform, "s11")
+    finally:
+        platform.custom = None
+        platform.registration.set_launch_url(urls["target"])
+    assert answer.status_code == 302, answer.text[:300]
+    assert answer.headers["Location"] == f"/hub/user-redirect/course/open?assignment={RELEASED}"
+
+
+@pytest.mark.parametrize("asked", ["04_conv_backward", "../../etc/passwd", "01_forward_ops/../../x", "<b>x</b>", " "])
+def test_a_link_for_anything_else_lands_on_the_plain_lab_never_on_a_path_made_of_it(hub, asked):
+    """04 is a course assignment not released here; the others are not assignment ids at all."""
+    running, platform, urls = hub
+    platform.custom = {"assignment": asked}
+    try:
+        answer = launch(platform, "s12")
+    finally:
+        platform.custom = None
+    assert answer.status_code == 302
+    expected = "/hub/spawn" if not asked.strip() else "/hub/user-redirect/course/open?unknown=1"
+    assert answer.headers["Location"] == expected
+
+
+# ---------------------------------------------------------------------------- the tool's public key set
+PRIVATE_MEMBERS = ("d", "p", "q", "dp", "dq", "qi", "oth", "k")
+
+
+def test_the_hub_serves_the_tools_public_key_set_at_the_printed_url_and_nothing_private(hub, tmp_path):
+    """`course lms config`'s JWKS URL, answered by the running hub from the key `course lms keys`
+    made; the platform, told only that URL, accepts the tool's signed token requests (a roster sync)."""
+    from course_tools.cli import main
+    from course_tools.lms import keys
+    from course_tools.lms.registration import registration
+    from course_tools.lms.roster import sync
+
+    running, platform, urls = hub
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["lms", "config", "--course", str(running.course.root)]) == 0
+    printed = re.search(r"public keyset URL[^\n]*?(http\S+)", out.getvalue())[1]
+    assert printed == f"{running.url}/hub/lti13/jwks"
+    answer = requests.get(printed, timeout=30)
+    assert answer.status_code == 200 and answer.headers["Content-Type"].startswith("application/json")
+    served = answer.json()
+    pem = registration(running.course).key_file.read_text()
+    assert served == keys.public_key_set(pem)
+    (key,) = served["keys"]
+    assert key["kid"] == keys.key_id(pem) and key["kty"] == "RSA" and key["alg"] == "RS256"
+    assert not set(key) & set(PRIVATE_MEMBERS)
+    assert "PRIVATE" not in answer.text and all(line not in answer.text for line in pem.splitlines()[1:-1])
+    # The platform fetches the tool's keys from the hub (as Canvas's "Public JWK URL" does) and checks
+    # the tool's client assertion with them: the roster sync gets its token.
+    platform.registration.set_tool_key_set(None)
+    platform.registration.set_tool_key_set_url(printed)
+    try:
+        assert sync(running.course).requests > 0
+        assert platform.registration.get_tool_key_set() == served
+    finally:
+        platform.registration.set_tool_key_set(served)
+
+
+def test_a_key_others_could_read_is_not_served(hub):
+    running, platform, urls = hub
+    from course_tools.lms.registration import registration
+
+    path = registration(running.course).key_file
+    path.chmod(0o644)
+    try:
+        answer = requests.get(f"{running.url}/hub/lti13/jwks", timeout=30)
+    finally:
+        path.chmod(0o600)
+    assert answer.status_code == 404 and "course lms keys" in answer.json()["error"]
+    assert "keys" not in answer.json()

@@ -132,6 +132,9 @@ def config(course: Course) -> int:
              ["login initiation URL (OpenID Connect)", urls["login"]],
              ["redirect URI (the launch's form post)", urls["redirect"]],
              ["target link URI (tool URL)", urls["target"]],
+             ["public keyset URL (JWKS: Canvas's 'Public JWK URL', Moodle's 'Keyset URL')", urls["jwks"]],
+             ["custom parameter of an assignment's link", "assignment=<assignment id> (or the target link URI "
+                                                          "with ?assignment=<assignment id>)"],
              ["services", "AGS: line items, scores, results; NRPS: memberships"],
              ["privacy", "send the user's name and e-mail (names go into the gradebook)"]]
     _say(format_table(["setting", "value"], table))

@@ -14,6 +14,11 @@ library (1.6.3) does not check is added here, each marked "NOT IN THE LIBRARY":
 - the message type is a resource link launch: the library also logs in an LtiDeepLinkingRequest,
   a content-selection message this tool does not answer.
 
+Who gets in, and a learner's Unix account (lti_accounts.py): a learner must be an active student of
+the course's LMS roster (`course lms roster`), and gets their Unix account at the first launch; the
+graders' JWKS (lti_jwks.py) is served at lti13/jwks; a launch for one assignment lands on it
+(lti_landing.py).
+
 The account name is the roster's (course_tools/lms/accounts.py): the platform's user id (``sub``,
 which NRPS calls ``user_id``) as it is when it is a safe Unix name, else mapped; never the e-mail
 (the library's default ``username_key``). Instructors and TAs by LTI role go into the graders'
@@ -27,16 +32,20 @@ no token content, and answered with a page that says why.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from ltiauthenticator.lti13.auth import LTI13Authenticator
 from ltiauthenticator.lti13.error import IncorrectValueError, LoginError, ValidationError
 from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
 from tornado.web import HTTPError
-from traitlets import Bool, Set, Unicode, default
+from traitlets import Bool, Int, Set, Unicode, default
 
 from ..lms.accounts import account_name
 from ..lms.roster import is_grader, is_learner
+from . import lti_accounts, lti_landing
+from .accounts import AccountError
+from .lti_jwks import ROUTE as JWKS_ROUTE, ToolKeySetHandler
 from .lti_nonces import UsedNonces
 
 DEPLOYMENT = "https://purl.imsglobal.org/spec/lti/claim/deployment_id"
@@ -80,10 +89,23 @@ class CourseLaunchHandler(LTI13CallbackHandler):
     def log(self):
         return QuietLog(super().log, {})
 
+    _claims: dict | None = None
+
     def decode_and_validate_launch_request(self):
         id_token = super().decode_and_validate_launch_request()
         self.authenticator.check_launch(id_token)   # after the library's checks: a forged token never gets here
+        self._claims = id_token
         return id_token
+
+    async def redirect_to_next_url(self, user):
+        """The assignment the link is for, the graders' home, or the library's next URL (lti_landing.py)."""
+        auth, claims = self.authenticator, self._claims or {}
+        grader = is_grader([r for r in claims.get(ROLES) or [] if isinstance(r, str)])
+        _, exchange, course_id = lti_accounts.course_paths(auth.course_dir)
+        target = lti_landing.landing(claims, grader, self.hub.base_url, exchange, course_id)
+        if target is None:
+            return await super().redirect_to_next_url(user)
+        self.redirect(target)
 
     async def post(self):
         try:
@@ -108,6 +130,14 @@ class CourseLTI13Authenticator(LTI13Authenticator):
     graders_group = Unicode("", config=True, help="the JupyterHub group of instructors and TAs "
                                                   "(formgrade-<course id>)")
     nonce_store = Unicode("", config=True, help="the SQLite file of used nonces (empty: in memory)")
+    course_dir = Unicode("", config=True, help="the course folder: its LMS roster says which learners get in, "
+                                               "its exchange which assignments a link may land on")
+    unix_accounts = Bool(True, config=True, help="make an admitted learner's Unix account at their first launch "
+                                                 "(LocalProcessSpawner needs one; off where the spawner needs none)")
+    tool_key_file = Unicode("", config=True, help="the tool's private key (c.LMS.private_key_file), whose public "
+                                                  "half the hub serves at lti13/jwks")
+    tool_key_owner = Int(-1, config=True, help="the uid the key file must belong to (the grader account)")
+    exchange = Unicode("", config=True, help="the course's exchange (the key file must not be inside it)")
 
     # A launch that passed every check is a member of the course in the LMS: that is the allow rule.
     allow_all = Bool(True, config=True)
@@ -121,6 +151,10 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         return "sub"
 
     _nonces: UsedNonces | None = None
+
+    def get_handlers(self, app):
+        """The library's handlers and the tool's public key set (lti_jwks.py)."""
+        return [*super().get_handlers(app), (JWKS_ROUTE, ToolKeySetHandler)]
 
     def check_launch(self, id_token: dict) -> None:
         """NOT IN THE LIBRARY: the deployment, the message type and the nonce's first use."""
@@ -148,5 +182,23 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         grader = is_grader(roles)
         if not grader and not is_learner(roles):
             raise LoginError("the LMS gives this account no role the hub serves (learner, instructor or TA)")
+        name = self.get_username(token)
+        if not grader:
+            await self._admit(token["sub"], name)
         # No auth_state: the hub keeps nothing of the token.
-        return {"name": self.get_username(token), "groups": [self.graders_group] if grader else []}
+        return {"name": name, "groups": [self.graders_group] if grader else []}
+
+    async def _admit(self, sub: str, name: str) -> None:
+        """A learner on the course's LMS roster, with their Unix account (lti_accounts.py); else LoginError."""
+        if not self.course_dir:
+            raise LoginError("the hub has no course folder configured (COURSE_HUB_COURSE_DIR), so no roster")
+        db_url = lti_accounts.course_paths(self.course_dir)[0]
+        try:   # useradd and the database: not on the hub's event loop
+            await asyncio.get_running_loop().run_in_executor(
+                None, lti_accounts.admit_learner, db_url, sub, name, self.unix_accounts)
+        except lti_accounts.NotAdmitted as err:
+            raise LoginError(str(err)) from None
+        except AccountError as err:
+            launch_log.error("the Unix account of %s could not be made: %s", name, err)
+            raise LoginError("your account could not be made on the hub (the hub's log says why); tell the "
+                             "course staff") from None

@@ -62,8 +62,9 @@ def generate(path: Path, exchange: Path, replace: bool = False) -> str:
     return public_jwk(pem.decode())
 
 
-def load(path: Path, exchange: Path) -> str:
-    """The private key (PEM text), after checking its place, owner and mode."""
+def load(path: Path, exchange: Path, owner: int | None = None) -> str:
+    """The private key (PEM text), after checking its place, owner (``owner``, a uid: default this
+    process's; the hub, as root, reads the grader account's key) and mode."""
     check_place(path, exchange)
     try:
         info = path.lstat()
@@ -72,7 +73,7 @@ def load(path: Path, exchange: Path) -> str:
                        f"key: course lms config)") from None
     if not stat.S_ISREG(info.st_mode):
         raise LmsError(f"the LMS key {path} is not a regular file (a link?): keep the key itself there")
-    if info.st_uid != os.geteuid():
+    if info.st_uid != (os.geteuid() if owner is None else owner):
         raise LmsError(f"the LMS key {path} belongs to another account (uid {info.st_uid}): only the account "
                        f"that grades may hold it")
     if info.st_mode & 0o077:
@@ -90,6 +91,11 @@ def public_jwk(private_pem: str) -> str:
     public = json.loads(key.export_public())
     public.update(kid=key.thumbprint(), alg="RS256", use="sig")
     return json.dumps(public, sort_keys=True)
+
+
+def public_key_set(private_pem: str) -> dict:
+    """The JWKS the hub serves for the platform: {"keys": [the public JWK]}, nothing private."""
+    return {"keys": [json.loads(public_jwk(private_pem))]}
 
 
 def key_id(private_pem: str) -> str:
