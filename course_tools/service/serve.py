@@ -15,7 +15,9 @@ queue is empty (a batch, a benchmark, a test). Run by the hub as a service with 
 (JUPYTERHUB_SERVICE_URL set), it also answers each student's own deadlines (deadline_api.py).
 
 Several service processes (on one machine or several, on a PostgreSQL gradebook) may serve one
-course: the queue's claim gives each row to one of them.
+course: the queue's claim gives each row to one of them. Each writes a heartbeat (hosts.py)
+every quarter of its lease (COURSE_SERVICE_LEASE_SECONDS), which renews the leases of the rows
+it grades; a host that dies stops renewing them, and the others take them back one lease later.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from ..grading.settings import GradingSettings
 from ..terminal import log_to_terminal
 from . import pages
 from .dispatch import dispatcher
+from .hosts import lease_seconds
 from .intake import LOOK_SECONDS, Intake
 from .policy import policy_of
 from .progress import Poster
@@ -59,6 +62,10 @@ class Service:
         self.queue = Queue(course.db_url)
         self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
         self.me = claimant()
+        try:
+            self.lease = lease_seconds()
+        except ValueError as err:
+            raise CourseError(str(err)) from err
         # wake: look again (the queue moved, or inbound/ changed); changed: inbound/ changed (a scan
         # is due before the next rescan); work_ready: a row may be waiting for an idle worker.
         self.wake, self.changed = threading.Event(), threading.Event()
@@ -145,7 +152,7 @@ class Service:
         return statistics.median(spans) if spans else TYPICAL_GRADING_SECONDS
 
     def _work(self) -> None:
-        worker = Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader)
+        worker = self._worker()
         while not self.stop.is_set():
             try:
                 worked = worker.work_one()
@@ -160,6 +167,18 @@ class Service:
                 self.wake.set()   # the queue moved: refresh the pending pages
                 self._progress_due()
 
+    def _worker(self) -> Worker:
+        return Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader, host_lease=self.lease)
+
+    def _beat(self) -> None:
+        """The heartbeat (hosts.py): this host seen, its rows' leases renewed, every quarter lease."""
+        hold = self._worker().hold_seconds
+        while not self.stop.wait(self.lease / 4):
+            try:
+                self.queue.beat(self.me, self.lease, hold)
+            except Exception:  # noqa: BLE001 - a database away: its rows may be taken back, which is safe
+                log.exception("the heartbeat could not reach the course database")
+
     def _progress_due(self) -> None:
         if self.progress is not None:
             self.progress.due.set()
@@ -173,6 +192,9 @@ class Service:
 
         inbound = self.course.exchange / self.course.course_id / "inbound"
         observer = None if once else watch(inbound, self._inbound_changed)
+        self.queue.register_host(self.me, self.lease, self.workers)
+        beat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        beat.start()
         self.grader.warm_up()
         threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
         for thread in threads:
@@ -214,6 +236,11 @@ class Service:
                 thread.join(timeout=5 if not once else None)
             if self.progress is not None:   # --once: what the last gradings changed is posted before the end
                 self.progress.close(last_round=once)
+            beat.join(timeout=5)
+            try:
+                self.queue.host_stopped(self.me)
+            except Exception:  # noqa: BLE001 - a database away: the host is named dead after its lease instead
+                log.exception("could not mark this host stopped in the course database")
             self.queue.close()
             self.grader.close()
         return 0
