@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -165,7 +166,6 @@ def test_a_dead_hosts_rows_go_back_one_lease_after_its_last_heartbeat_and_it_is_
     theirs = queue.claim(dead, lambda r: 2)
     ours = queue.claim(live, lambda r: 2)
     assert queue.reclaim(me) == 0                        # both leases run
-    import time
     for _ in range(4):                                   # 2 s: past the first lease; only the live host beats
         time.sleep(0.5)
         assert queue.beat(live, 2, lambda assignment: 3600) == 1

@@ -17,7 +17,9 @@ For a claimed submission, in this order:
                  attempt stays used, a page saying it ran out of time, never tried again
     grading_error  the grader failed                       -> back in the queue (retry) up to
                  GRADING_TRIES claims in all, then a page "not graded yet" (course status lists
-                 it), never a score
+                 it), never a score; so is a row claimed more than GRADING_TRIES times (each
+                 claimant died with it: a notebook that takes its host down is not handed to
+                 every host in turn)
 
 Exactly once: a grading's result goes into the ResultStore (results.py, keyed by content) and
 the row's ``gradings`` count before anything is published, and the row is closed last; a
@@ -89,6 +91,12 @@ class Worker:
         row = self.queue.claim(self.me, self.lease_seconds)
         if row is None:
             return False
+        if row.attempts > GRADING_TRIES:
+            # Claimed more often than its retries allow: each earlier claimant died with it (a host
+            # killed, or a notebook that takes its host down). Not tried on yet another host.
+            self._grading_error(row, f"claimed {row.attempts} times: each service that took it died or lost it "
+                                     f"before it was done", retry=False)
+            return True
         try:
             self.handle(row)
         except Exception as err:  # noqa: BLE001 - the service's own failure: that row's grading error
