@@ -22,7 +22,7 @@ from course_tools.grading.results import STORE_NAME
 from course_tools.grading.suite.run import graded_tasks
 from course_tools.service.queue import Queue
 from grading_support import require_sandbox
-from service_support import (ASSIGNMENT, COURSE_SCRIPT, blank, drop, filled_release, page_of, released_course, rows,
+from service_support import (ASSIGNMENT, blank, drop, filled_release, page_of, released_course, rows, serve_as_host,
                              variant, wait_for, with_mistake)
 
 require_sandbox()
@@ -34,16 +34,6 @@ LEASE = 6                         # seconds; the default is 60
 KINDS = {"full": filled_release, "blank": blank, "mistake": with_mistake}
 DISTINCT = 4                      # notebooks; 40 submissions of them: each graded once, the rest reused
 BURST = 40
-
-
-def _host(demo, name: str, sandbox_root: Path, log: Path) -> subprocess.Popen:
-    """`course serve` as host ``name``: its own session (kill -9 takes the tree), host name and $TMPDIR."""
-    env = {**os.environ, "TMPDIR": str(sandbox_root), "COURSE_SERVICE_LEASE_SECONDS": str(LEASE)}
-    with open(log, "w") as out:
-        return subprocess.Popen(["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', name,
-                                 COURSE_SCRIPT, "serve", "--course", str(demo.course_dir), "--workers", "1",
-                                 "--rescan", "1"],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 def _start_time(pid: int) -> str | None:
@@ -108,7 +98,8 @@ def test_two_hosts_one_killed_with_kill_9_mid_burst_every_submission_is_graded_e
     roots = {name: Path(tempfile.mkdtemp(prefix=f"course-{name}-", dir="/tmp")) for name in ("grading-a", "grading-b")}
     for root in roots.values():
         root.chmod(0o755)
-    hosts = {name: _host(demo, name, root, tmp_path / f"{name}.log") for name, root in roots.items()}
+    hosts = {name: serve_as_host(demo, name, root, tmp_path / f"{name}.log", LEASE, "--workers", "1", "--rescan", "1")
+             for name, root in roots.items()}
     survivor, victim = hosts["grading-a"], hosts["grading-b"]
     try:
         t0 = time.monotonic()
@@ -176,7 +167,6 @@ def test_two_hosts_one_killed_with_kill_9_mid_burst_every_submission_is_graded_e
     taken = {r["id"] for r in held}
     assert all(r["attempts"] == (2 if r["id"] in taken else 1) for r in final), [(r["id"], r["attempts"]) for r in final]
     assert all(r["claimed_by"].startswith("grading-a:") for r in final if r["id"] in taken)
-    assert {r["claimed_by"].split(":")[0] for r in final} == {"grading-a", "grading-b"}   # both graded
     # Each distinct notebook graded once (the others found its stored result), one stored result each.
     assert sum(r["gradings"] for r in final) == DISTINCT
     assert sorted(r["outcome"] for r in final).count("graded") == DISTINCT
