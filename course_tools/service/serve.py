@@ -1,6 +1,6 @@
 """`course serve`: the long-running grading service of one course folder.
 
-    course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786]
+    course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786 | local | slurm [--adapt MIN:MAX]]
 
 On start it puts back the rows a dead predecessor held (queue.reclaim), starts the grading
 fork server (its imports take seconds; the first submission should not wait for them), scans
@@ -54,13 +54,16 @@ FAILED_SCAN_PAUSE = 5.0          # after a scan or a claim that failed (each fol
 
 class Service:
     def __init__(self, course: Course, workers: int, settings: GradingSettings,
-                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None):
+                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None, adapt=None):
+        # Adaptive: as many submissions sent at once as the cluster may grow to, so that a burst
+        # is queued on Dask's scheduler, which asks for the workers.
+        workers = max(workers, adapt.maximum) if adapt else workers
         self.course, self.workers, self.settings, self.rescan_seconds = course, max(1, workers), settings, rescan_seconds
         # nbgrader's tables first: a new database gets nbgrader's own creation (its alembic stamp),
         # and a `course release` run meanwhile finds them made instead of racing to make them.
         course.create_gradebook()
         self.queue = Queue(course.db_url)
-        self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
+        self.grader = dispatcher(settings, scheduler, self.workers, adapt)   # one Dask client shared by the workers
         self.me = claimant()
         try:
             self.lease = lease_seconds()
@@ -254,7 +257,7 @@ def _posts_progress(course: Course) -> bool:
 
 
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
-          timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
+          timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None, adapt=None) -> int:
     log_to_terminal()  # folder names, grade ids and errors are the students' text: printed as escapes
     check_course(course.exchange, course.course_id)
     # The course folder: each submission is graded against the release version its locked cells match.
@@ -267,8 +270,8 @@ def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESC
 
         serve_in_thread(course, os.environ["JUPYTERHUB_SERVICE_URL"], os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     try:
-        service = Service(course, workers, settings, rescan_seconds, scheduler)
-    except RuntimeError as err:   # no Dask, or its scheduler cannot be reached
+        service = Service(course, workers, settings, rescan_seconds, scheduler, adapt)
+    except RuntimeError as err:   # no Dask, its scheduler cannot be reached, or a cluster that cannot start
         raise CourseError(str(err)) from err
 
     def _stop(signum, _frame):
