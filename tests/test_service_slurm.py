@@ -29,8 +29,8 @@ def test_the_service_grades_on_workers_started_as_slurm_jobs(tmp_path):
         drop(demo, f"s{i}", variant(blank(ASSIGNMENT), str(i)))
     with slurm_node(tmp_path / "slurm") as env:
         served = subprocess.run([COURSE_SCRIPT, "serve", "--course", str(demo.course_dir), "--once",
-                                 "--scheduler", "slurm", "--adapt", "0:1"], env={**env, **LOOPBACK},
-                                capture_output=True, text=True, timeout=300)
+                                 "--scheduler", "slurm", "--adapt", "0:1"], env={**env, **LOOPBACK}, cwd=tmp_path,
+                                capture_output=True, text=True, timeout=300)   # the jobs' slurm-N.out: in tmp_path
         assert served.returncode == 0, (served.stdout + served.stderr)[-3000:]
         jobs = subprocess.run(["scontrol", "-o", "show", "jobs"], env=env, capture_output=True, text=True).stdout
     assert "SLURMCluster" in served.stdout + served.stderr
