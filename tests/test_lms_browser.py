@@ -47,6 +47,10 @@ GRADERS = f"formgrade-{COURSE_ID}"
 ASSIGNMENT = "01_forward_ops"
 ANN, TIM = "lbx-ann", "lbx-tim"
 LAB_MS = 180_000   # a first launch starts JupyterLab: slow on 2 busy cores
+# Chromium still sends a cookie set without SameSite on a cross-site top-level POST for its first two
+# minutes ("Lax+POST", a stopgap other browsers do not have): a launch would pass here without the
+# authenticator's SameSite=None cookies. This switches the stopgap off, so the test fails without them.
+STRICT_SAMESITE = "SameSiteDefaultChecksMethodRigorously"
 
 
 def _members() -> list[dict]:
@@ -252,8 +256,8 @@ def test_a_student_clicks_the_link_in_the_lms_and_lands_in_jupyterlab_with_the_a
             _release(folder / "exchange")
             hub = Hub(folder, port, course.root, _etc(folder, folder / "exchange"))
             with hub, sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                                     args=[*CHROMIUM_ARGS, "--ignore-certificate-errors"])
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=[
+                    *CHROMIUM_ARGS, "--ignore-certificate-errors", f"--enable-features={STRICT_SAMESITE}"])
                 try:
                     _ann_lands_on_her_assignment_twice(browser, platform, hub)
                     _tim_is_a_grader_without_an_account(browser, platform, hub, course)
