@@ -139,6 +139,28 @@ def test_submissions_match_their_version_and_nothing_else_is_graded(tmp_path, ea
     assert result["version"]["graded"] == "v1" and result["version"]["label_refused"] == "(not a release label)"
 
 
+def test_a_shipped_version_is_written_only_inside_its_scratch_folder_and_matches_the_record(tmp_path, earlier):
+    """Cheap (no Dask, no grading): what a Dask task carries (launch/shipped.py) comes back as
+    the same version on the other side; a file name outside a release's notebooks and course_lib
+    is refused before anything is written."""
+    from course_tools.grading.launch import shipped
+
+    v1, _ = two_versions(tmp_path / "course", earlier, "01_forward_ops")
+    nb = _write(solved(earlier, "01_forward_ops"), tmp_path / "ada" / "01_forward_ops.ipynb")
+    sent = shipped.carried("01_forward_ops", nb, GradingSettings.current(course_root=tmp_path / "course"))
+    target = shipped.unpacked(sent, tmp_path / "worker")
+    assert release_versions.describe_release(target.release_notebook.parent)["fingerprint"] == v1.fingerprint
+    assert (target.course_lib / "ops" / "shaping.py").read_bytes() == (v1.course_lib / "ops" / "shaping.py").read_bytes()
+    assert target.version["graded"] == "v1"
+    for name in ("../escaped.py", "/tmp/escaped.py", "notes.txt", "course_lib/../../escaped.py"):
+        bad = {**sent, "release": {**sent["release"], "files": {**sent["release"]["files"], name: b"x"}}}
+        bad["release"]["digest"] = shipped.files_digest(bad["release"]["files"])
+        with pytest.raises(shipped.ShippedVersionError, match="outside a release's notebooks and course_lib"):
+            shipped.unpacked(bad, tmp_path / "worker2")
+        assert not (tmp_path / "worker2").exists()   # nothing written
+    assert not (tmp_path / "escaped.py").exists() and not Path("/tmp/escaped.py").exists()
+
+
 @pytest.mark.slow
 def test_dask_workers_that_cannot_see_the_course_folder_grade_each_version_on_its_own(tmp_path, earlier):
     """Workers with the course's commit but not its folder (here: a real LocalCluster in a mount

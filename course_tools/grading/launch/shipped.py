@@ -93,10 +93,10 @@ def unpacked(shipped: dict, folder: Path) -> Target:
     if files_digest(files) != release["digest"]:
         raise ShippedVersionError(f"the {what} sent with this task arrived changed (its files' digest differs "
                                   f"from the grader's): not graded")
-    for name, data in files.items():
-        path = Path(folder) / _safe(name)
+    paths = {name: Path(folder) / _safe(name) for name in files}   # every name checked before any is written
+    for name, path in paths.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        path.write_bytes(files[name])
     try:
         described = release_versions.describe_release(Path(folder))
     except (OSError, ValueError, release_versions.VersionError) as err:
