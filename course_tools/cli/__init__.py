@@ -95,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="notebooks graded at once on this machine (default: the number of CPUs)")
     sub.add_argument("--scheduler", default=None, metavar="ADDRESS",
                      help="grade on a Dask cluster instead, e.g. tcp://10.0.0.5:8786 (workers need this "
-                          "course's same commit installed)")
+                          "course's same commit installed, not the course folder), or on one started here: 'local' "
+                          "(--workers processes) or 'slurm' (--workers Slurm jobs)")
     sub.add_argument("--fresh", action="store_true", help="forget stored hidden-suite results and grade everything again")
     sub.add_argument("--timeout", type=int, default=None,
                      help="seconds one notebook's grading may take in all (default: what the assignment's time "
