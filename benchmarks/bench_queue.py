@@ -95,9 +95,29 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
 
 
+def read_seconds(db_url: str) -> dict:
+    """Median seconds of the whole-table reads each service process makes whenever the queue
+    moves (at most every 2 s: serve.py's pending pages): ``waiting`` (every queued and grading
+    row, in claim order) and ``rows`` (the whole table, for the typical grading time)."""
+    queue = Queue(db_url, create=False)
+    try:
+        out = {}
+        for name, read in (("waiting", queue.waiting), ("rows", queue.rows)):
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                read()
+                times.append(time.perf_counter() - t0)
+            out[name] = statistics.median(times)
+        return out
+    finally:
+        queue.close()
+
+
 def run(db_url: str, claimers: int, args, scratch: Path) -> dict:
     """One database, ``claimers`` processes: the numbers, after the exactly-once check."""
     ids = fill(db_url, args.rows, args.history)
+    reads = read_seconds(db_url)
     context = multiprocessing.get_context("fork")
     start = context.Event()
     outs = [scratch / f"claimer-{claimers}-{i}.json" for i in range(claimers)]
@@ -130,7 +150,7 @@ def run(db_url: str, claimers: int, args, scratch: Path) -> dict:
     claims = [entry[1] for entry in handled]
     return {"claimers": claimers, "rows": len(handled), "wall": wall, "rows_s": len(handled) / wall,
             "tx_s": per_row * len(handled) / wall, "p50": percentile(claims, .5), "p99": percentile(claims, .99),
-            "close_p50": statistics.median(entry[2] for entry in handled),
+            "close_p50": statistics.median(entry[2] for entry in handled), "reads": reads,
             "per_claimer": sorted(len(json.loads(out.read_text())) for out in outs)}
 
 
@@ -204,16 +224,20 @@ def main(argv=None) -> int:
                     print(f"  {kind:8s} {claimers:3d} claimers: {result['rows_s']:7.1f} rows/s, "
                           f"{result['tx_s']:7.1f} transactions/s, claim p50 {result['p50'] * 1000:6.1f} ms p99 "
                           f"{result['p99'] * 1000:7.1f} ms; exactly once: {result['rows']} rows, each claimed once "
-                          f"(per claimer {result['per_claimer'][0]}-{result['per_claimer'][-1]}); load average "
+                          f"(per claimer {result['per_claimer'][0]}-{result['per_claimer'][-1]}); before it, with "
+                          f"{args.rows} queued: waiting() {result['reads']['waiting'] * 1000:.0f} ms, rows() "
+                          f"{result['reads']['rows'] * 1000:.0f} ms; load average "
                           f"{os.getloadavg()[0]:.1f}", flush=True)
         finally:
             if server is not None:
                 server.stop()
-    print("\n| database | claimers | rows/s | transactions/s | claim p50 ms | claim p99 ms | close p50 ms |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\n| database | claimers | rows/s | transactions/s | claim p50 ms | claim p99 ms | close p50 ms "
+          "| waiting() ms | rows() ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         print(f"| {r['db']} | {r['claimers']} | {r['rows_s']:.1f} | {r['tx_s']:.1f} | {r['p50'] * 1000:.1f} | "
-              f"{r['p99'] * 1000:.1f} | {r['close_p50'] * 1000:.1f} |")
+              f"{r['p99'] * 1000:.1f} | {r['close_p50'] * 1000:.1f} | {r['reads']['waiting'] * 1000:.0f} | "
+              f"{r['reads']['rows'] * 1000:.0f} |")
     print("every row claimed exactly once and closed, in every run")
     return 0
 
