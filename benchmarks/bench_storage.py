@@ -16,9 +16,10 @@ of the storage its path is in: the exchange, the course folder (its database fil
 database (gradebook.db and its journal), or elsewhere (the installed packages, /tmp, /proc, the
 sandbox's private view); within each, by kind (created or written, read, metadata, listed,
 renamed, removed, made, synced). `--once` looks at the exchange every second until the queue is
-empty (a running service every 10 s, and whenever the queue moves), so the calls are split: per
-scan (the first run's calls over its scans) and per submission (the second run's calls less its
-scans at that cost, over the submissions). The course database's transactions are counted the
+empty (a running service every 10 s, and whenever inbound/ changes), so the calls are split: per
+scan (measured apart: the service's own scan, Service.scan, run 20 times on the course after its
+gradings, traced) and per submission (the second run's calls less the first's, less the
+second's extra scans at that cost, over the submissions). The course database's transactions are counted the
 same way, by a listener on every SQLAlchemy engine of the service process ("begin"), and so are
 the calls of each method of the queue (wrapped in the service's process, not changed).
 
@@ -171,6 +172,40 @@ print(time.perf_counter() - start)
 PAGES = 500
 
 
+# One service's scans of a course, as `course serve` makes every 10 s and whenever inbound/
+# changed (serve.py's Service.scan: the exchange's checks, the intake, the queue's put-backs and
+# the pending pages), ``SCANS`` times, nothing graded (no worker started).
+SCANNING = """
+import sys
+from course_tools.course_dir import find_course
+from course_tools.grading.settings import GradingSettings
+from course_tools.service.serve import Service
+course = find_course(sys.argv[1])
+service = Service(course, 1, GradingSettings.current(course_root=course.root))
+for _ in range(int(sys.argv[2])):
+    service.scan()
+service.queue.close()
+"""
+SCANS = 20
+
+
+def scan_cost(course_dir: Path, scratch: Path, name: str) -> dict:
+    """{(place, kind): calls per scan}: ``SCANS`` + 1 scans less one scan (the set-up's), traced;
+    after an untraced run (what a first service makes in a course is not a scan's)."""
+    places = {"database": course_dir / "gradebook.db", "exchange": course_dir.parent / "exchange",
+              "course folder": course_dir}
+    counts = {}
+    subprocess.run([sys.executable, "-c", SCANNING, str(course_dir), "1"], env=tool_env(), capture_output=True,
+                   text=True, check=True)
+    for scans in (1, SCANS + 1):
+        log = scratch / f"{name}-scan{scans}.strace"
+        subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-y", "-e", f"trace={TRACED}", "-o", str(log),
+                        sys.executable, "-c", SCANNING, str(course_dir), str(scans)], env=tool_env(),
+                       capture_output=True, text=True, check=True)
+        counts[scans] = count(log, places)
+    return {key: (counts[SCANS + 1][key] - counts[1][key]) / SCANS for key in set(counts[1]) | set(counts[SCANS + 1])}
+
+
 def page_cost(exchange: Path, scratch: Path) -> tuple[float, dict]:
     """Seconds per pending page published (untraced), and its file system calls in the exchange
     (traced, a second time)."""
@@ -213,6 +248,7 @@ def main(argv=None) -> int:
             args.keep.mkdir(parents=True, exist_ok=True)
             for log in scratch.glob("*.strace"):
                 shutil.copy(log, args.keep / log.name)
+        scans_after = scan_cost(course_dir, scratch, "full")
         page_seconds, page_calls = page_cost(exchange, scratch)
         from course_tools.service.queue import Queue
 
@@ -223,36 +259,30 @@ def main(argv=None) -> int:
             queue.close()
     n = args.submissions
     scans_empty, scans_full = empty_tx["reclaim"], full_tx["reclaim"]   # one reclaim per scan of the exchange
-    print(f"course serve --once: {empty_s:.1f} s and {scans_empty} scans with nothing submitted, {full_s:.1f} s and "
-          f"{scans_full} scans with {n} (under strace); outcomes {dict(outcomes)}; load average "
+    print(f"course serve --once: {empty_s:.1f} s and {scans_empty} scan(s) with nothing submitted, {full_s:.1f} s "
+          f"and {scans_full} scans with {n} (under strace); outcomes {dict(outcomes)}; load average "
           f"{os.getloadavg()[0]:.1f}")
-
-    def per_submission(full_value: float, empty_value: float) -> float:
-        """(full run - its scans at the empty run's cost per scan) / submissions."""
-        return (full_value - scans_full * empty_value / max(1, scans_empty)) / n
-
     print(f"\ncourse database transactions: {empty_tx['transactions']} with nothing submitted, "
-          f"{full_tx['transactions']} with {n}: {empty_tx['transactions'] / max(1, scans_empty):.1f} per scan, "
-          f"{per_submission(full_tx['transactions'], empty_tx['transactions']):.1f} per submission beyond its scans")
-    print(f"the queue's methods, calls (nothing submitted / {n} submitted):")
+          f"{full_tx['transactions']} with {n}. The queue's methods, calls (nothing submitted / {n} submitted):")
     for name in sorted(set(full_tx) | set(empty_tx)):
         if name != "transactions":
             print(f"  {name:20s} {empty_tx[name]:5d} / {full_tx[name]:5d}")
     places = ["exchange", "course folder", "database", "elsewhere", "relative"]
-    print("\nfile system calls of one scan (`course serve --once` polls every second; a service every 10 s and "
-          "whenever the queue moves), with nothing submitted:\n")
-    print("| place | " + " | ".join(KINDS) + " | all |")
-    print("| --- |" + " ---: |" * (len(KINDS) + 1))
-    for place in places:
-        per = [empty[place, kind] / max(1, scans_empty) for kind in KINDS]
-        print(f"| {place} | " + " | ".join(f"{v:.1f}" for v in per) + f" | {sum(per):.1f} |")
-    print(f"\nfile system calls per submission beyond its scans ((with {n} - their scans at the cost of an empty "
-          f"course's) / {n}):\n")
-    print("| place | " + " | ".join(KINDS) + " | all |")
-    print("| --- |" + " ---: |" * (len(KINDS) + 1))
-    for place in places:
-        per = [per_submission(full[place, kind], empty[place, kind]) for kind in KINDS]
-        print(f"| {place} | " + " | ".join(f"{v:.1f}" for v in per) + f" | {sum(per):.1f} |")
+
+    def table(title: str, value) -> None:
+        print(f"\n{title}\n")
+        print("| place | " + " | ".join(KINDS) + " | all |")
+        print("| --- |" + " ---: |" * (len(KINDS) + 1))
+        for place in places:
+            per = [value(place, kind) for kind in KINDS]
+            print(f"| {place} | " + " | ".join(f"{v:.1f}" for v in per) + f" | {sum(per):.1f} |")
+
+    table(f"file system calls of one scan of the course after its {n} gradings (Service.scan, {SCANS} traced):",
+          lambda place, kind: scans_after.get((place, kind), 0))
+    extra = scans_full - scans_empty
+    table(f"file system calls per submission: (the run with {n} - the run with none - its {extra} extra scans "
+          f"at the cost above) / {n}:",
+          lambda place, kind: (full[place, kind] - empty[place, kind] - extra * scans_after.get((place, kind), 0)) / n)
     print(f"\none pending page published (serve.py rewrites every queued row's page whenever its place changed): "
           f"{page_seconds * 1000:.2f} ms on this machine's local disk; its file system calls in the exchange: "
           + ", ".join(f"{kind} {v:.1f}" for kind, v in page_calls.items() if v)
