@@ -20,6 +20,7 @@ from course_tools.build import release_notebook
 from course_tools.demo_class import MISTAKE_BREAKS
 from course_tools.grading.results import STORE_NAME
 from course_tools.grading.suite.run import graded_tasks
+from course_tools.service import heartbeat
 from course_tools.service.queue import Queue
 from grading_support import require_sandbox
 from service_support import (ASSIGNMENT, blank, drop, filled_release, page_of, released_course, rows, serve_as_host,
@@ -84,7 +85,7 @@ def _in_namespace(uts: str) -> list[int]:
 def _hosts(db_url: str) -> dict:
     queue = Queue(db_url)
     try:
-        return {h.host: h for h in queue.grading_hosts()}
+        return {h.host: h for h in heartbeat.grading_hosts(queue)}
     finally:
         queue.close()
 

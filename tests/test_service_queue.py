@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from course_tools.service import heartbeat
 from course_tools.service.queue import DONE, GRADING, GRADING_ERROR, QUEUED, Queue, claimant
 from course_tools.service.stats import attempts, held_up_longest, queue_summary
 
@@ -161,14 +162,14 @@ def test_a_dead_hosts_rows_go_back_one_lease_after_its_last_heartbeat_and_it_is_
     queue = _queue(tmp_path)
     _enqueue(queue, 1, "ada"), _enqueue(queue, 2, "ben")
     live, dead, me = "host-a:101:5:aaaa", "host-b:202:6:bbbb", claimant()
-    queue.register_host(live, 2, 1)
-    queue.register_host(dead, 2, 1)
+    heartbeat.register(queue, live, 2, 1)
+    heartbeat.register(queue, dead, 2, 1)
     theirs = queue.claim(dead, lambda r: 2)
     ours = queue.claim(live, lambda r: 2)
     assert queue.reclaim(me) == 0                        # both leases run
     for _ in range(4):                                   # 2 s: past the first lease; only the live host beats
         time.sleep(0.5)
-        assert queue.beat(live, 2, lambda assignment: 3600) == 1
+        assert heartbeat.beat(queue, live, 2, lambda assignment: 3600) == 1
     assert queue.reclaim(me) == 1
     state = {r["student"]: (r["state"], r["claimed_by"]) for r in queue.rows()}
     assert state == {"ada": (QUEUED, None), "ben": (GRADING, live)}
@@ -176,18 +177,18 @@ def test_a_dead_hosts_rows_go_back_one_lease_after_its_last_heartbeat_and_it_is_
     assert queue.finish(theirs, dead, DONE, "graded") is False
     assert queue.record_grading(ours, live, {"t": [1, 1]}) is True
     # The renewal never goes past the hold (the grading's own limit and slack) after the claim.
-    queue.beat(live, 3600, lambda assignment: 1)
+    heartbeat.beat(queue, live, 3600, lambda assignment: 1)
     (ben,) = [r for r in queue.rows() if r["student"] == "ben"]
     assert ben["lease_until"] <= ben["started_at"] + datetime.timedelta(seconds=1)
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    found = {h.host: h for h in queue.grading_hosts()}
+    found = {h.host: h for h in heartbeat.grading_hosts(queue)}
     assert found["host-b"].dead(now) and found["host-b"].reclaimed == 1
     assert not found["host-a"].dead(now) and found["host-a"].reclaimed == 0
     assert "DEAD host host-b (pid 202): last seen" in found["host-b"].line(now)
     assert "1 of its rows reclaimed" in found["host-b"].line(now)
-    queue.host_stopped(live)
+    heartbeat.stopped(queue, live)
     later = now + datetime.timedelta(seconds=60)
-    assert not [h for h in queue.grading_hosts() if h.host == "host-a"][0].dead(later)   # stopped, not dead
+    assert not [h for h in heartbeat.grading_hosts(queue) if h.host == "host-a"][0].dead(later)   # stopped, not dead
     queue.close()
 
 

@@ -77,6 +77,7 @@ def _say_lms(course: Course, assignment: str | None) -> None:
 
 def _say_service_queue(course: Course, assignment: str | None) -> None:
     """The grading service's queue (course serve), when it has run: states, today's waits, errors."""
+    from ..service.heartbeat import grading_hosts
     from ..service.queue import Queue, utcnow
     from ..service.stats import queue_summary
 
@@ -86,7 +87,7 @@ def _say_service_queue(course: Course, assignment: str | None) -> None:
     if queue is None:
         return
     try:
-        rows, hosts = queue.rows(assignment), queue.grading_hosts()
+        rows, hosts = queue.rows(assignment), grading_hosts(queue)
     finally:
         queue.close()
     summary = queue_summary(rows)

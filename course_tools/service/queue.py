@@ -8,17 +8,17 @@ survives a restart and is shared by every service process of the course. A row g
 ``enqueue`` is idempotent (the inbound folder's name is unique). ``claim`` hands a queued row to
 exactly one process, students in turn (the one whose latest claim is oldest first, so one
 student's backlog never holds a classmate back): ``SELECT ... FOR UPDATE SKIP LOCKED`` on
-PostgreSQL (two services never
-wait on, nor take, each other's row), an immediate (write-locking) transaction on SQLite; and
-never a row whose notebook (fingerprint) is being graded at that moment, so identical content
-is graded once even by parallel workers (the row waits, then finds the stored result). A
-claimed row carries who claimed it and a lease: the service's heartbeat (``beat``, every quarter
-of COURSE_SERVICE_LEASE_SECONDS) renews it while the grading may still run, never past the
+PostgreSQL (two services never wait on, nor take, each other's row), an immediate
+(write-locking) transaction on SQLite; and never a row whose notebook (fingerprint) is being
+graded at that moment, so identical content is graded once even by parallel workers (the row
+waits, then finds the stored result). A claimed row carries who claimed it and a lease, which
+the service's heartbeat (heartbeat.py; hosts.py keeps each host's, for `course status`) renews
+every quarter of COURSE_SERVICE_LEASE_SECONDS while the grading may still run, never past the
 grading's own time limit and slack; ``reclaim`` puts back rows whose claimant died (kill -9: a
 process of this machine that no longer runs, or whose pid now names a process that started
 later) or whose lease ran out (whoever holds it, on any machine: a dead host's rows wait one
-lease), so nothing is lost. hosts.py keeps each serving host's heartbeat, for `course status`. ``retry`` puts back a
-row whose grading failed, not to be claimed before a back-off (a queued row's ``lease_until``).
+lease), so nothing is lost. ``retry`` puts back a row whose grading failed, not to be claimed
+before a back-off (a queued row's ``lease_until``).
 
 ``take_attempt`` decides the daily attempt limit in one transaction (the count of the student's
 graded attempts and the marking of this one), so two submissions of one student graded at once
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections import Counter
 import os
 import socket
 import uuid
@@ -264,57 +265,18 @@ class Queue:
         """Put back rows whose claimant died or whose lease ran out; returns how many (and counts
         them, per claimant, in the hosts table: `course status` says what a dead host left)."""
         now = utcnow()
-        back, of = [], {}
         with self.engine.begin() as conn:
             query = select(submissions.c.id, submissions.c.claimed_by, submissions.c.lease_until).where(
                 submissions.c.state == GRADING)
-            for row_id, claimed_by, lease_until in conn.execute(query):
-                # The lease decides for every claimant, on any host (a live one renews it while its
-                # grading may still run: beat); a claimant known dead is not waited for.
-                if _alive(claimed_by or "", me) is False or (lease_until is not None and lease_until < now):
-                    back.append(row_id)
-                    of[claimed_by] = of.get(claimed_by, 0) + 1
+            # The lease decides for every claimant, on any host (a live one renews it while its
+            # grading may still run: heartbeat.py); a claimant known dead is not waited for.
+            back = {row_id: claimed_by for row_id, claimed_by, lease_until in conn.execute(query)
+                    if _alive(claimed_by or "", me) is False or (lease_until is not None and lease_until < now)}
             if back:
                 conn.execute(update(submissions).where(submissions.c.id.in_(back), submissions.c.state == GRADING)
                              .values(state=QUEUED, claimed_by=None, lease_until=None))
-                hosts.count_reclaimed(conn, {c: n for c, n in of.items() if c})
+                hosts.count_reclaimed(conn, Counter(c for c in back.values() if c))
         return len(back)
-
-    # ------------------------------------------------------------------ hosts
-    def register_host(self, me: str, lease: int, workers: int) -> None:
-        """This service process's row among the course's grading hosts (hosts.py)."""
-        with self.engine.begin() as conn:
-            hosts.register(conn, me, lease, workers, utcnow())
-
-    def beat(self, me: str, lease: int, hold_seconds) -> int:
-        """The heartbeat of host ``me``: it was seen now, and the rows it holds keep their lease for
-        ``lease`` seconds more, never past ``hold_seconds(assignment)`` after their claim (the
-        grading's own limit and slack: a grading stuck past it is taken back even from a live
-        host). Returns how many rows it holds."""
-        now = utcnow()
-        with self.engine.begin() as conn:
-            hosts.seen(conn, me, now)
-            held = conn.execute(select(submissions.c.id, submissions.c.assignment, submissions.c.started_at).where(
-                submissions.c.claimed_by == me, submissions.c.state == GRADING)).all()
-            for row_id, assignment, started in held:
-                until = min(now + datetime.timedelta(seconds=lease),
-                            started + datetime.timedelta(seconds=hold_seconds(assignment)))
-                conn.execute(update(submissions).where(submissions.c.id == row_id, submissions.c.claimed_by == me,
-                                                       submissions.c.state == GRADING).values(lease_until=until))
-        return len(held)
-
-    def host_stopped(self, me: str) -> None:
-        with self.engine.begin() as conn:
-            hosts.stopped(conn, me, utcnow())
-
-    def grading_hosts(self) -> list[hosts.Host]:
-        """The hosts seen within the last day (none where no host ever wrote its row)."""
-        from sqlalchemy import inspect
-
-        if not inspect(self.engine).has_table(hosts.hosts.name):
-            return []
-        with self.engine.begin() as conn:
-            return hosts.recent(conn, utcnow())
 
     # ------------------------------------------------------------------ out
     def finish(self, row: Row, me: str, state: str, outcome: str | None, *, counted: bool = False,
@@ -341,9 +303,8 @@ class Queue:
 
     def record_grading(self, row: Row, me: str, scores: dict) -> bool:
         """A hidden-suite grading of ``row`` finished (its result is stored): counted before anything
-        is published, so a grading that a restart finds stored is never counted, nor run, again.
-        False (nothing counted) when the row is no longer ours: its lease ran out and another host
-        took it, which finds the stored result."""
+        is published, so a grading that a restart finds stored is never counted, nor run, again; False
+        (nothing counted) when the row is no longer ours (taken back: the taker finds the result)."""
         with self.engine.begin() as conn:
             return conn.execute(update(submissions).where(
                 submissions.c.id == row.id, submissions.c.claimed_by == me, submissions.c.state == GRADING).values(

@@ -36,6 +36,7 @@ from ..exchange_folders import check_course, released_assignments
 from ..grading.settings import GradingSettings
 from ..terminal import log_to_terminal
 from . import pages
+from . import heartbeat
 from .dispatch import dispatcher
 from .hosts import lease_seconds
 from .intake import LOOK_SECONDS, Intake
@@ -178,7 +179,7 @@ class Service:
         hold = self._worker().hold_seconds
         while not self.stop.wait(self.lease / 4):
             try:
-                self.queue.beat(self.me, self.lease, hold)
+                heartbeat.beat(self.queue, self.me, self.lease, hold)
             except Exception:  # noqa: BLE001 - a database away: its rows may be taken back, which is safe
                 log.exception("the heartbeat could not reach the course database")
 
@@ -195,7 +196,7 @@ class Service:
 
         inbound = self.course.exchange / self.course.course_id / "inbound"
         observer = None if once else watch(inbound, self._inbound_changed)
-        self.queue.register_host(self.me, self.lease, self.workers)
+        heartbeat.register(self.queue, self.me, self.lease, self.workers)
         beat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
         beat.start()
         self.grader.warm_up()
@@ -241,7 +242,7 @@ class Service:
                 self.progress.close(last_round=once)
             beat.join(timeout=5)
             try:
-                self.queue.host_stopped(self.me)
+                heartbeat.stopped(self.queue, self.me)
             except Exception:  # noqa: BLE001 - a database away: the host is named dead after its lease instead
                 log.exception("could not mark this host stopped in the course database")
             self.queue.close()
