@@ -23,7 +23,9 @@ second's extra scans at that cost, over the submissions). The course database's 
 same way, by a listener on every SQLAlchemy engine of the service process ("begin"), and so are
 the calls of each method of the queue (wrapped in the service's process, not changed).
 
-Calls that fail (a stat of a file not there) are counted too: on NFS each is a round trip.
+Calls that fail (a stat of a file not there) are counted too: on NFS each is a round trip. The
+traced programs run in this checkout's folder (``python -c`` imports its course_tools first), so
+they measure the code beside this script.
 """
 from __future__ import annotations
 
@@ -144,7 +146,7 @@ def serve_traced(course_dir: Path, scratch: Path, name: str) -> tuple[dict, int,
     start = time.monotonic()
     done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-y", "-e", f"trace={TRACED}", "-o", str(log),
                            sys.executable, "-c", COUNTING, "serve", "--once", "--workers", "1", "--course",
-                           str(course_dir)], env=env, capture_output=True, text=True)
+                           str(course_dir)], env=env, cwd=ROOT, capture_output=True, text=True)
     seconds = time.monotonic() - start
     if done.returncode != 0:
         raise SystemExit(f"course serve --once failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}")
@@ -195,12 +197,12 @@ def scan_cost(course_dir: Path, scratch: Path, name: str) -> dict:
     places = {"database": course_dir / "gradebook.db", "exchange": course_dir.parent / "exchange",
               "course folder": course_dir}
     counts = {}
-    subprocess.run([sys.executable, "-c", SCANNING, str(course_dir), "1"], env=tool_env(), capture_output=True,
+    subprocess.run([sys.executable, "-c", SCANNING, str(course_dir), "1"], env=tool_env(), cwd=ROOT, capture_output=True,
                    text=True, check=True)
     for scans in (1, SCANS + 1):
         log = scratch / f"{name}-scan{scans}.strace"
         subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-y", "-e", f"trace={TRACED}", "-o", str(log),
-                        sys.executable, "-c", SCANNING, str(course_dir), str(scans)], env=tool_env(),
+                        sys.executable, "-c", SCANNING, str(course_dir), str(scans)], env=tool_env(), cwd=ROOT,
                        capture_output=True, text=True, check=True)
         counts[scans] = count(log, places)
     return {key: (counts[SCANS + 1][key] - counts[1][key]) / SCANS for key in set(counts[1]) | set(counts[SCANS + 1])}
@@ -210,11 +212,11 @@ def page_cost(exchange: Path, scratch: Path) -> tuple[float, dict]:
     """Seconds per pending page published (untraced), and its file system calls in the exchange
     (traced, a second time)."""
     argv = [sys.executable, "-c", PUBLISHING, str(exchange), "bench", str(PAGES)]
-    done = subprocess.run(argv, env=tool_env(), capture_output=True, text=True, check=True)
+    done = subprocess.run(argv, env=tool_env(), cwd=ROOT, capture_output=True, text=True, check=True)
     seconds = float(done.stdout.split()[-1]) / PAGES
     log = scratch / "pages.strace"
     subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-y", "-e", f"trace={TRACED}", "-o", str(log), *argv],
-                   env=tool_env(), capture_output=True, text=True, check=True)
+                   env=tool_env(), cwd=ROOT, capture_output=True, text=True, check=True)
     counts = count(log, {"exchange": exchange})
     return seconds, {kind: counts["exchange", kind] / PAGES for kind in KINDS}
 
