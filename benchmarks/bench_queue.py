@@ -203,8 +203,9 @@ def main(argv=None) -> int:
     kinds = ["postgres", "sqlite"] if args.db == "both" else [args.db]
     print(f"{os.cpu_count()} CPU(s), load average {os.getloadavg()[0]:.1f}; {args.rows} queued rows, "
           f"{args.history} closed before them; {'6 (the worker' + chr(39) + 's)' if args.service else '2'} "
-          f"transactions per row; {args.sleep:g} s between claim and close; PostgreSQL "
-          f"{'without fsync (as in the tests)' if args.no_fsync else 'durable (fsync, synchronous_commit on)'}", flush=True)
+          f"transactions per row; {args.sleep:g} s between claim and close"
+          + ("" if "postgres" not in kinds else "; PostgreSQL " + ("without fsync (as in the tests)" if args.no_fsync
+                                                                   else "durable (fsync, synchronous_commit on)")), flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-queue-") as scratch:
         server = None
