@@ -26,6 +26,11 @@ the calls of each method of the queue (wrapped in the service's process, not cha
 Calls that fail (a stat of a file not there) are counted too: on NFS each is a round trip. The
 traced programs run in this checkout's folder (``python -c`` imports its course_tools first), so
 they measure the code beside this script.
+
+Then, on the second course: one pending page published 500 times as serve.py does (seconds and
+file calls per page), and two service processes of that course (two hosts; `Service` objects,
+nothing graded) with ``--backlog`` rows queued: the pages each one's refresh (`_show_pending`)
+publishes, before and after one row is graded.
 """
 from __future__ import annotations
 
@@ -173,6 +178,41 @@ print(time.perf_counter() - start)
 """
 PAGES = 500
 
+# Two service processes of one course (two hosts) and a backlog of queued rows: how many pages
+# each one's refresh (serve.py's _show_pending) publishes, before and after one row is graded
+# (claimed and closed: a claim alone moves no place, the claimed row still counts ahead).
+# publish is wrapped to count, not changed.
+TWO_HOSTS = """
+import datetime, sys
+from course_tools.course_dir import find_course
+from course_tools.grading.settings import GradingSettings
+from course_tools.service import serve
+from course_tools.service.queue import DONE, claimant
+course, backlog = find_course(sys.argv[1]), int(sys.argv[2])
+count = [0]
+real = serve.publish
+def counted(*args, **kwargs):
+    count[0] += 1
+    return real(*args, **kwargs)
+serve.publish = counted
+settings = GradingSettings.current(course_root=course.root)
+a, b = (serve.Service(course, 2, settings) for _ in range(2))
+when = datetime.datetime(2026, 12, 7, 12, 0)
+for n in range(backlog):
+    a.queue.enqueue("04_conv_backward", f"p{n // 2:04d}", f"pending-{n:05d}", when, f"{n:064x}",
+                    {"04_conv_backward": f"pending-{n:05d}.html"})
+out = []
+for step in ("A", "B", "graded", "A", "B"):
+    if step == "graded":
+        me = claimant()
+        a.queue.finish(a.queue.claim(me, lambda row: 600), me, DONE, "graded")
+        continue
+    count[0] = 0
+    (a if step == "A" else b)._show_pending()
+    out.append(count[0])
+print(*out)
+"""
+
 
 # One service's scans of a course, as `course serve` makes every 10 s and whenever inbound/
 # changed (serve.py's Service.scan: the exchange's checks, the intake, the queue's put-backs and
@@ -221,10 +261,19 @@ def page_cost(exchange: Path, scratch: Path) -> tuple[float, dict]:
     return seconds, {kind: counts["exchange", kind] / PAGES for kind in KINDS}
 
 
+def pending_rewrites(course_dir: Path, backlog: int) -> list[int]:
+    """Pages published by host A's refresh, B's, then (after one row graded) A's and B's."""
+    done = subprocess.run([sys.executable, "-c", TWO_HOSTS, str(course_dir), str(backlog)], env=tool_env(), cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    return [int(n) for n in done.stdout.split()[-4:]]
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--assignment", default="04_conv_backward", choices=list(ASSIGNMENTS))
     parser.add_argument("--submissions", type=int, default=4)
+    parser.add_argument("--backlog", type=int, default=200,
+                        help="queued rows for the two-hosts pending-page count (default 200)")
     parser.add_argument("--keep", type=Path, help="copy the strace logs into this folder")
     return parser
 
@@ -252,6 +301,7 @@ def main(argv=None) -> int:
                 shutil.copy(log, args.keep / log.name)
         scans_after = scan_cost(course_dir, scratch, "full")
         page_seconds, page_calls = page_cost(exchange, scratch)
+        rewrites = pending_rewrites(course_dir, args.backlog)
         from course_tools.service.queue import Queue
 
         queue = Queue(f"sqlite:///{course_dir}/gradebook.db", create=False)
@@ -289,6 +339,9 @@ def main(argv=None) -> int:
           f"{page_seconds * 1000:.2f} ms on this machine's local disk; its file system calls in the exchange: "
           + ", ".join(f"{kind} {v:.1f}" for kind, v in page_calls.items() if v)
           + f" ({sum(page_calls.values()):.1f} in all)")
+    print(f"two service processes (hosts A and B) of one course, {args.backlog} rows queued: pages published by "
+          f"A's refresh {rewrites[0]}, then B's {rewrites[1]}; after one row is graded, A's {rewrites[2]}, "
+          f"B's {rewrites[3]}")
     return 0
 
 
