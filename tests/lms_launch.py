@@ -66,6 +66,7 @@ class LaunchingPlatform(Platform):
         self.redirect_uris = {redirect_uri}
         self.tamper: str | None = None
         self.custom: dict | None = None
+        self.page_url = self.url   # where a browser opens /launch (a test may name the host otherwise)
         self.foreign_private, _ = _key_pair()
 
     def login_initiation(self, user_id: str) -> str:

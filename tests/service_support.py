@@ -69,6 +69,18 @@ def serve(demo: DemoClass, *args: str, wait: bool = True, timeout: int = 600):
     return out
 
 
+def serve_as_host(demo: DemoClass, name: str, sandbox_root: Path, log: Path, lease: int, *args: str) -> subprocess.Popen:
+    """`course serve` as grading host ``name``: its own session (kill -9 of the group takes its
+    whole tree), its own host name (a UTS namespace: `unshare --uts`, then `hostname`; needs
+    root), its own sandbox root ($TMPDIR, where job folders are made) and
+    COURSE_SERVICE_LEASE_SECONDS=``lease``; its output goes to ``log``."""
+    env = {**os.environ, "TMPDIR": str(sandbox_root), "COURSE_SERVICE_LEASE_SECONDS": str(lease)}
+    with open(log, "w") as out:
+        return subprocess.Popen(["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', name,
+                                 COURSE_SCRIPT, "serve", "--course", str(demo.course_dir), *args],
+                                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+
 def kill_9(process: subprocess.Popen) -> None:
     """kill -9 the service with everything it started (its fork server and grading process)."""
     os.killpg(process.pid, signal.SIGKILL)

@@ -179,3 +179,27 @@ def test_an_error_outside_any_loop_and_a_large_case_value():
         linecache.cache.pop(name, None)
     assert _short(np.zeros((40, 50))) == "<ndarray of shape (40, 50), float64>"
     assert _short("x" * 100).endswith("...") and len(_short("x" * 100)) == 60
+
+
+def test_check_gradient_passes_the_reference_and_names_what_is_wrong():
+    from course_lib.backward_checks import backward_check, check_gradient
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.uniform(0.5, 2.0, (2, 3))
+    check_gradient("divide", ops.divide, lambda x, y: x / y, [a, b], needs={0: [1], 1: [0, 1]})
+    backward_check(lambda x, y: ops.relu(x / y), a, b)
+
+    class RawExp(ops.Exp):            # right numbers, but the gradient leaves the graph
+        def gradient(self, out_grad, node):
+            return Tensor(out_grad.numpy() * node.numpy(), dtype=node.dtype)
+
+    class WrongNegate(ops.Negate):    # a graph, but the sign is wrong
+        def gradient(self, out_grad, node):
+            return out_grad
+
+    with pytest.raises(AssertionError, match=r"raw exp \(inputs \(2, 3\)\): gradient 0 is not computed from out_grad"):
+        check_gradient("raw exp", lambda t: RawExp()(t), np.exp, [a])
+    with pytest.raises(AssertionError, match="gradient of input 0 .* disagrees with finite differences"):
+        check_gradient("negate", lambda t: WrongNegate()(t), lambda x: -x, [a])
+    with pytest.raises(AssertionError, match="backward: the gradient of input 0"):
+        backward_check(lambda t: WrongNegate()(t), a)

@@ -265,6 +265,12 @@ def test_a_learner_the_roster_does_not_list_or_marks_dropped_is_refused_and_noth
     assert LOGIN_COOKIE not in answer.cookies and LOGIN_COOKIE not in dropped.cookies
 
 
+def spawn_then(path: str) -> str:
+    from urllib.parse import urlencode
+
+    return f"/hub/spawn?{urlencode({'next': path})}"
+
+
 @pytest.mark.parametrize("how", ["custom", "target"])
 def test_a_link_for_a_released_assignment_lands_on_it(hub, how):
     """The assignment comes from the signed launch: the custom parameter, or the target link URI's query."""
@@ -279,7 +285,7 @@ def test_a_link_for_a_released_assignment_lands_on_it(hub, how):
         platform.custom = None
         platform.registration.set_launch_url(urls["target"])
     assert answer.status_code == 302, answer.text[:300]
-    assert answer.headers["Location"] == f"/hub/user-redirect/course/open?assignment={RELEASED}"
+    assert answer.headers["Location"] == spawn_then(f"/hub/user-redirect/course/open?assignment={RELEASED}")
 
 
 @pytest.mark.parametrize("asked", ["04_conv_backward", "../../etc/passwd", "01_forward_ops/../../x", "<b>x</b>", " "])
@@ -292,7 +298,7 @@ def test_a_link_for_anything_else_lands_on_the_plain_lab_never_on_a_path_made_of
     finally:
         platform.custom = None
     assert answer.status_code == 302
-    expected = "/hub/spawn" if not asked.strip() else "/hub/user-redirect/course/open?unknown=1"
+    expected = "/hub/spawn" if not asked.strip() else spawn_then("/hub/user-redirect/course/open?unknown=1")
     assert answer.headers["Location"] == expected
 
 
@@ -346,3 +352,33 @@ def test_a_key_others_could_read_is_not_served(hub):
         path.chmod(0o600)
     assert answer.status_code == 404 and "course lms keys" in answer.json()["error"]
     assert "keys" not in answer.json()
+
+
+def test_an_existing_account_the_course_did_not_make_is_never_used():
+    """A platform id that is a safe name and no reserved one, but already a Unix account of this
+    machine that the course's tools did not make (a system account like _apt, a real user): refused."""
+    import pwd
+
+    from course_tools.hub import accounts, lti_accounts
+    from course_tools.hub.roster import NAME
+    from course_tools.lms.accounts import account_name
+
+    taken = next(e.pw_name for e in pwd.getpwall() if NAME.fullmatch(e.pw_name) and not accounts.ours(e.pw_name)
+                 and not account_name("https://lms.example.edu", e.pw_name)[1])
+    with pytest.raises(lti_accounts.NotAdmitted, match=f"an account named {taken} exists"):
+        lti_accounts.ensure_account(taken)
+
+
+def test_the_students_server_uses_only_a_course_assignment_id():
+    """course_student/lab_landing.py: the id is one of the course's own (the same string object the
+    course defines, never the request's), and its page never repeats what the link said."""
+    from course_lib import tasks
+    from course_student.lab_landing import known_assignment, page
+
+    asked = "".join(["01_forward", "_ops"])   # equal, but not the course's own string
+    assert known_assignment(asked) == "01_forward_ops" and known_assignment(asked) is not asked
+    assert any(known_assignment(asked) is name for name in tasks.ASSIGNMENTS)
+    for bad in ("../01_forward_ops", "01_forward_ops/", "/etc/passwd", "", None, "01_FORWARD_OPS"):
+        assert known_assignment(bad) is None
+    shown = page("message", '/user/x/lab"><script>')
+    assert "<script>" not in shown and "&quot;&gt;&lt;script&gt;" in shown

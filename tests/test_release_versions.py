@@ -139,6 +139,89 @@ def test_submissions_match_their_version_and_nothing_else_is_graded(tmp_path, ea
     assert result["version"]["graded"] == "v1" and result["version"]["label_refused"] == "(not a release label)"
 
 
+def test_a_shipped_version_is_written_only_inside_its_scratch_folder_and_matches_the_record(tmp_path, earlier):
+    """Cheap (no Dask, no grading): what a Dask task carries (launch/shipped.py) comes back as
+    the same version on the other side; a file name outside a release's notebooks and course_lib
+    is refused before anything is written."""
+    from course_tools.grading.launch import shipped
+
+    v1, _ = two_versions(tmp_path / "course", earlier, "01_forward_ops")
+    nb = _write(solved(earlier, "01_forward_ops"), tmp_path / "ada" / "01_forward_ops.ipynb")
+    sent = shipped.carried("01_forward_ops", nb, GradingSettings.current(course_root=tmp_path / "course"))
+    target = shipped.unpacked(sent, tmp_path / "worker")
+    assert release_versions.describe_release(target.release_notebook.parent)["fingerprint"] == v1.fingerprint
+    assert (target.course_lib / "ops" / "shaping.py").read_bytes() == (v1.course_lib / "ops" / "shaping.py").read_bytes()
+    assert target.version["graded"] == "v1"
+    for name in ("../escaped.py", "/tmp/escaped.py", "notes.txt", "course_lib/../../escaped.py"):
+        bad = {**sent, "release": {**sent["release"], "files": {**sent["release"]["files"], name: b"x"}}}
+        bad["release"]["digest"] = shipped.files_digest(bad["release"]["files"])
+        with pytest.raises(shipped.ShippedVersionError, match="outside a release's notebooks and course_lib"):
+            shipped.unpacked(bad, tmp_path / "worker2")
+        assert not (tmp_path / "worker2").exists()   # nothing written
+    assert not (tmp_path / "escaped.py").exists() and not Path("/tmp/escaped.py").exists()
+
+
+@pytest.mark.slow
+def test_dask_workers_that_cannot_see_the_course_folder_grade_each_version_on_its_own(tmp_path, earlier):
+    """Workers with the course's commit but not its folder (here: a real LocalCluster in a mount
+    namespace where the folder is an empty tmpfs): `course grade --scheduler`'s fan-out sends
+    each notebook with the version it is graded against, so ada's v1 notebook keeps every v1
+    point (its setup imports v1's `_axes_tuple`: graded with v2's course_lib it loses
+    forward_summation) and bob's v2 notebook gets v2's. Before, each was a grading error ("the
+    course folder ... is not on this machine"). A version changed on the way is refused."""
+    from course_tools.demo_class import filled_release
+    from course_tools.grading.launch import shipped
+    from course_tools.grading.launch.fanout import Job, grade_jobs
+    from course_tools.grading.launch.on_dask import connect, grade_text
+    from course_tools.grading.results import bundle_fingerprint
+    from course_tools.grading.route import stored_result
+    from dask_support import cluster_without
+    from grading_support import require_sandbox
+
+    require_sandbox()
+    assignment, name = "01_forward_ops", "01_forward_ops.ipynb"
+    course_root = tmp_path / "hidden" / "course"
+    two_versions(course_root, earlier, assignment)
+    jobs = [Job("ada", assignment, _write(solved(earlier, assignment), tmp_path / "ada" / name)),
+            Job("bob", assignment, _write(filled_release(assignment), tmp_path / "bob" / name))]
+    settings = GradingSettings.current(course_root=course_root)
+    store = ResultStore(tmp_path / "store")
+    with cluster_without(course_root.parent) as address:
+        with connect(address) as client:
+            seen = client.run(lambda: (Path(course_root).exists(), Path(course_root.parent).exists()))
+        assert seen and all(sees == (False, True) for sees in seen.values()), seen
+
+        report = grade_jobs(jobs, store, settings, scheduler=address, progress=False)
+        assert not report.failed and report.graded == 2, report.failed
+
+        with connect(address) as client:
+            # What a task carried before: no version, so the worker looked for the course folder.
+            future = client.submit(grade_text, assignment, name, jobs[0].notebook.read_text(), bundle_fingerprint(),
+                                   settings.as_dict(), None, pure=False)
+            assert "is not on this machine" in future.result(timeout=120)["grading_error"]
+
+            sent = shipped.carried(assignment, jobs[0].notebook, settings)
+            sent["release"]["files"]["course_lib/ops/shaping.py"] += b"\n# changed on the way\n"
+            future = client.submit(grade_text, assignment, name, jobs[0].notebook.read_text(), bundle_fingerprint(),
+                                   settings.as_dict(), sent, pure=False)
+            with pytest.raises(shipped.ShippedVersionError, match="arrived changed"):
+                future.result(timeout=120)
+            sent["release"]["digest"] = shipped.files_digest(sent["release"]["files"])  # the digest made to fit
+            future = client.submit(grade_text, assignment, name, jobs[0].notebook.read_text(), bundle_fingerprint(),
+                                   settings.as_dict(), sent, pure=False)
+            with pytest.raises(shipped.ShippedVersionError, match="not the one recorded"):
+                future.result(timeout=120)
+
+    v1_tasks, v2_tasks = _earlier_tasks(earlier, assignment), graded_tasks(release_notebook(assignment))
+    for job, label, tasks in ((jobs[0], "v1", v1_tasks), (jobs[1], "v2", v2_tasks)):
+        _, result = stored_result(store, assignment, job.notebook, job.settings(settings))
+        assert result is not None and result["version"] == {"graded": label, "own": label, "latest": "v2",
+                                                            "policy": "own"}, result
+        assert {t: (r["score"], r["points"]) for t, r in result["tasks"].items()} == {
+            t: (p, p) for t, p in tasks.items()}, {
+            t: [c["message"] for c in r["checks"] if not c["passed"]][:2] for t, r in result["tasks"].items()}
+
+
 def test_a_task_the_version_lacks_counts_at_the_students_rate_in_nbgrader():
     """nbgrader keeps one points total per assignment: a task added by a later release is neither a
     zero nor free points for a student of the earlier one (nbgrader's own determine_grade reads it)."""

@@ -306,3 +306,19 @@ def test_four_processes_deciding_attempts_at_once_give_each_student_exactly_one(
     queue.close()
     assert sorted(counted) == [f"s{s:02d}" for s in range(8)], f"attempts counted per student: {counted}"
     assert sum(len(t) for t in taken) == 8
+
+
+def test_a_row_whose_claimants_all_died_with_it_is_a_grading_error_not_handed_to_host_after_host(course, queue):
+    """A notebook that takes its host down (or hosts killed under it) comes back after each
+    lease; past GRADING_TRIES claims it is a grading error with the "not graded yet" page,
+    never graded on yet another host, never a score."""
+    row_id, name = _submit(course, queue, "ada", 1)
+    for n in range(GRADING_TRIES):
+        dead = f"host-{n}:{100 + n}:1:dead"
+        assert queue.claim(dead, lambda r: -1).id == row_id    # its lease ran out at once
+        assert queue.reclaim(claimant()) == 1
+    assert _worker(course, queue, Policy()).work_one()          # NeverGrades: no grading is started
+    row = _row(queue, row_id)
+    assert (row["state"], row["attempts"], row["scores"]) == (GRADING_ERROR, GRADING_TRIES + 1, None)
+    assert f"claimed {GRADING_TRIES + 1} times" in row["error"]
+    assert NOT_GRADED_YET in _page(course, name)

@@ -7,9 +7,11 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
+from course_tools.service import heartbeat
 from course_tools.service.queue import DONE, GRADING, GRADING_ERROR, QUEUED, Queue, claimant
 from course_tools.service.stats import attempts, held_up_longest, queue_summary
 
@@ -150,3 +152,54 @@ def test_status_counts_and_todays_waits_and_report_attempts_to_full_marks():
     assert found["per_task"]["t1"] == {"to_full": [3, 1], "never": 1}   # ada on her third, ben first, cleo never
     assert found["per_task"]["t2"] == {"to_full": [1, 1, 1], "never": 0}
     assert held_up_longest(found["per_task"]) == "t1"
+
+
+def test_a_dead_hosts_rows_go_back_one_lease_after_its_last_heartbeat_and_it_is_named_dead(tmp_path):
+    """Two hosts (claimants with other host names: only the lease can tell whether they live).
+    The live one's heartbeat renews its row's lease, never past the grading's hold; the dead
+    one's row goes back once its lease ran out, counted on its host row, which is named DEAD; a
+    late result of the dead host counts nothing."""
+    queue = _queue(tmp_path)
+    _enqueue(queue, 1, "ada"), _enqueue(queue, 2, "ben")
+    live, dead, me = "host-a:101:5:aaaa", "host-b:202:6:bbbb", claimant()
+    heartbeat.register(queue, live, 2, 1)
+    heartbeat.register(queue, dead, 2, 1)
+    theirs = queue.claim(dead, lambda r: 2)
+    ours = queue.claim(live, lambda r: 2)
+    assert queue.reclaim(me) == 0                        # both leases run
+    for _ in range(4):                                   # 2 s: past the first lease; only the live host beats
+        time.sleep(0.5)
+        assert heartbeat.beat(queue, live, 2, lambda assignment: 3600) == 1
+    assert queue.reclaim(me) == 1
+    state = {r["student"]: (r["state"], r["claimed_by"]) for r in queue.rows()}
+    assert state == {"ada": (QUEUED, None), "ben": (GRADING, live)}
+    assert queue.record_grading(theirs, dead, {"t": [1, 1]}) is False      # taken: nothing counted
+    assert queue.finish(theirs, dead, DONE, "graded") is False
+    assert queue.record_grading(ours, live, {"t": [1, 1]}) is True
+    # The renewal never goes past the hold (the grading's own limit and slack) after the claim.
+    heartbeat.beat(queue, live, 3600, lambda assignment: 1)
+    (ben,) = [r for r in queue.rows() if r["student"] == "ben"]
+    assert ben["lease_until"] <= ben["started_at"] + datetime.timedelta(seconds=1)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    found = {h.host: h for h in heartbeat.grading_hosts(queue)}
+    assert found["host-b"].dead(now) and found["host-b"].reclaimed == 1
+    assert not found["host-a"].dead(now) and found["host-a"].reclaimed == 0
+    assert "DEAD host host-b (pid 202): last seen" in found["host-b"].line(now)
+    assert "1 of its rows reclaimed" in found["host-b"].line(now)
+    heartbeat.stopped(queue, live)
+    later = now + datetime.timedelta(seconds=60)
+    assert not [h for h in heartbeat.grading_hosts(queue) if h.host == "host-a"][0].dead(later)   # stopped, not dead
+    queue.close()
+
+
+def test_the_lease_setting_is_checked(monkeypatch):
+    from course_tools.service.hosts import DEFAULT_LEASE_SECONDS, lease_seconds
+
+    monkeypatch.delenv("COURSE_SERVICE_LEASE_SECONDS", raising=False)
+    assert lease_seconds() == DEFAULT_LEASE_SECONDS
+    monkeypatch.setenv("COURSE_SERVICE_LEASE_SECONDS", "8")
+    assert lease_seconds() == 8
+    for bad in ("1", "ten", "-5"):
+        monkeypatch.setenv("COURSE_SERVICE_LEASE_SECONDS", bad)
+        with pytest.raises(ValueError, match="COURSE_SERVICE_LEASE_SECONDS must be a whole number"):
+            lease_seconds()

@@ -25,6 +25,16 @@ from ..terminal import printable
 from . import extend, instructor, lms, status
 
 
+def _adapt(text: str):
+    """--adapt MIN:MAX, or argparse's error saying what is wrong with it."""
+    from ..grading.launch.clusters import parse_adapt
+
+    try:
+        return parse_adapt(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="course", description="Build, release, grade and check the deep-learning systems course.",
@@ -85,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="notebooks graded at once on this machine (default: the number of CPUs)")
     sub.add_argument("--scheduler", default=None, metavar="ADDRESS",
                      help="grade on a Dask cluster instead, e.g. tcp://10.0.0.5:8786 (workers need this "
-                          "course's same commit installed)")
+                          "course's same commit installed, not the course folder), or on one started here: 'local' "
+                          "(--workers processes) or 'slurm' (--workers Slurm jobs)")
     sub.add_argument("--fresh", action="store_true", help="forget stored hidden-suite results and grade everything again")
     sub.add_argument("--timeout", type=int, default=None,
                      help="seconds one notebook's grading may take in all (default: what the assignment's time "
@@ -111,8 +122,13 @@ def _parser() -> argparse.ArgumentParser:
                           "COURSE_GRADER_MAX_NOTEBOOK_SECONDS)")
     sub.add_argument("--unsandboxed", action="store_true", help="grade without bubblewrap (see course grade)")
     sub.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                     help="grade on the Dask cluster at ADDRESS (tcp://host:8786) instead of this machine; "
-                          "--workers is then how many submissions are sent to it at once")
+                     help="grade on the Dask cluster at ADDRESS (tcp://host:8786) instead of this machine, or on "
+                          "one the service starts: 'local' (worker processes on this machine) or 'slurm' (workers "
+                          "as Slurm jobs, dask-jobqueue); --workers is then how many submissions are sent to it at "
+                          "once, and the started cluster's size")
+    sub.add_argument("--adapt", default=None, metavar="MIN:MAX", type=_adapt,
+                     help="with --scheduler local or slurm: Dask's adaptive deployment sizes the cluster by the "
+                          "queue, MIN workers when idle (0: none), up to MAX in a burst")
 
     sub = command("feedback", "generate feedback pages (HTML) and release them to the students")
     sub.add_argument("assignment")
@@ -212,9 +228,13 @@ def _run(args) -> int:
     if name == "serve":
         if args.workers < 1:
             raise CourseError("--workers must be at least 1")
+        if args.adapt is not None and args.scheduler not in ("local", "slurm"):
+            raise CourseError("--adapt sizes a Dask cluster the service starts: give --scheduler local or "
+                              "--scheduler slurm with it (a cluster at an address is sized by its own deployment)")
         from ..service.serve import serve
 
-        return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed, args.scheduler)
+        return serve(course, args.workers, args.rescan, args.once, args.timeout, args.unsandboxed, args.scheduler,
+                     args.adapt)
     if name == "feedback":
         return instructor.feedback(course, args.assignment, args.student, force=args.force)
     if name == "export":

@@ -77,14 +77,19 @@ def _say_lms(course: Course, assignment: str | None) -> None:
 
 def _say_service_queue(course: Course, assignment: str | None) -> None:
     """The grading service's queue (course serve), when it has run: states, today's waits, errors."""
-    from ..service.queue import Queue
+    from ..service.heartbeat import grading_hosts
+    from ..service.queue import Queue, utcnow
     from ..service.stats import queue_summary
 
     if course.db_url.startswith("sqlite:///") and not course.gradebook_exists():
         return
-    rows = Queue.rows_if_served(course.db_url, assignment)
-    if rows is None:
+    queue = Queue.existing(course.db_url)
+    if queue is None:
         return
+    try:
+        rows, hosts = queue.rows(assignment), grading_hosts(queue)
+    finally:
+        queue.close()
     summary = queue_summary(rows)
     waits = (f"; today's wait from submit to feedback: median {summary['median_wait']:.0f} s, p95 "
              f"{summary['p95_wait']:.0f} s" if summary["median_wait"] is not None else "")
@@ -92,6 +97,13 @@ def _say_service_queue(course: Course, assignment: str | None) -> None:
     _say(f"\ngrading service (course serve){' for ' + assignment if assignment else ''}: {summary['waiting']} "
          f"waiting{retrying}, {summary['grading']} grading, {summary['done']} done, "
          f"{plural(summary['errors'], 'grading error')}{waits}")
+    if hosts:
+        now = utcnow()
+        dead = sum(host.dead(now) for host in hosts)
+        _say(f"grading hosts seen in the last 24 h: {len(hosts)}" + (f", {dead} DEAD (not seen for longer than its lease; the "
+                                                           f"others take its rows back)" if dead else ""))
+        for host in hosts:
+            _say(host.line(now))
     for row in summary["retry_rows"][:20]:
         _say(f"  RETRY {row['student']} {row['assignment']} ({row['folder']}) after {row['attempts']} failed "
              f"tr{'y' if row['attempts'] == 1 else 'ies'}: {(row['error'] or '')[:300]}")

@@ -39,6 +39,11 @@ def grading_error(assignment: str, why: str) -> dict:
     return {"assignment": assignment, "tasks": {}, "grading_error": why}
 
 
+def unmatched(assignment: str, err: Exception) -> dict:
+    """The grading error of a notebook that matches no stored release version (VersionError)."""
+    return grading_error(assignment, f"not graded against any release: {err}")
+
+
 def is_stored_score(result: dict) -> bool:
     """Whether ``result`` holds scores (and not a grading error) and may be stored."""
     return not result.get("grading_error") and bool(result.get("tasks"))
@@ -67,24 +72,26 @@ def result_key(assignment: str, notebook: Path, settings: GradingSettings | None
 
 
 def grade_one(assignment: str, notebook: Path, settings: GradingSettings, release_notebook: Path | None = None,
-              suite_dir: Path | None = None) -> dict:
+              suite_dir: Path | None = None, target=None) -> dict:
     """Grade one notebook with its hidden suite, in this process, against the release version
-    the notebook belongs to (target.py; ``release_notebook`` given: against that release). Never
-    raises: the student's failures are in the scores, the grader's own in ``grading_error``, and so
-    is a notebook that matches no release version (with the reason)."""
+    the notebook belongs to (target.py; ``release_notebook`` given: against that release;
+    ``target`` given: the target.Target the grader decided, as a Dask worker gets it with its task,
+    launch/shipped.py). Never raises: the student's failures are in the scores, the grader's own in
+    ``grading_error``, and so is a notebook that matches no release version (with the reason)."""
     from ..release_versions import VersionError
     from .suite.run import run_suite
     from .target import Target, target_of
 
     try:
-        target = Target() if release_notebook is not None else target_of(assignment, Path(notebook), settings)
+        if target is None:
+            target = Target() if release_notebook is not None else target_of(assignment, Path(notebook), settings)
         result = run_suite(assignment, Path(notebook), release_notebook or target.release_notebook,
                            suite_dir=suite_dir, settings=settings, student_lib=target.course_lib)
         if target.version:
             result["version"] = target.version
         return result
     except VersionError as err:
-        return grading_error(assignment, f"not graded against any release: {err}")
+        return unmatched(assignment, err)
     except BaseException as err:  # noqa: BLE001 - the grader's own failure: a grading error
         if isinstance(err, KeyboardInterrupt):
             raise

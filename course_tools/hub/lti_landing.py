@@ -9,7 +9,8 @@ parameter wins. The value is never trusted: it is looked up among the course's *
 assignments (the folders of the exchange's ``<course id>/outbound``), and only the name found
 there goes on; a link may carry any text.
 
-The landing URLs (under the hub's prefix; JupyterHub's user-redirect starts the server first):
+The landing URLs (under the hub's prefix), each through <hub>/hub/spawn?next=...: the hub starts
+the learner's server (JupyterHub does not start one for a /user/ URL by itself) and then goes on:
   learner, released id   <hub>/hub/user-redirect/course/open?assignment=<id>: the student's own
                          server fetches it (as `course fetch` does) and opens its notebook
                          (course_student/lab_landing.py, which checks the id again)
@@ -65,6 +66,5 @@ def landing(claims: dict, grader: bool, hub_prefix: str, exchange: Path, course_
     if asked is None:
         return None
     known = {name: name for name in released(exchange, course_id)}
-    if asked in known:
-        return f"{hub_prefix}{OPEN}?{urlencode({PARAMETER: known[asked]})}"
-    return f"{hub_prefix}{OPEN}?unknown=1"
+    then = f"{OPEN}?{urlencode({PARAMETER: known[asked]})}" if asked in known else f"{OPEN}?unknown=1"
+    return f"{hub_prefix}spawn?{urlencode({'next': hub_prefix + then})}"

@@ -74,11 +74,21 @@ def refusal_text(message: str) -> str:
 
 
 class CourseLoginHandler(LTI13LoginInitHandler):
-    """The library's login initiation, logging quietly."""
+    """The library's login initiation, logging quietly, its state and nonce cookies sent back on
+    the LMS's cross-site form post."""
 
     @property
     def log(self):
         return QuietLog(super().log, {})
+
+    def _set_oauth_cookie(self, key: str, value):
+        """NOT IN THE LIBRARY: the launch is a form the LMS's page posts to the hub, a cross-site POST,
+        and browsers send a cookie on one only when it is ``SameSite=None; Secure`` (so over https).
+        Only these two short-lived, encrypted cookies: the hub's login cookie stays as JupyterHub sets it."""
+        public = self.settings.get("public_url")
+        if (public.scheme if public else self.request.protocol) != "https":
+            return super()._set_oauth_cookie(key, value)   # plain http (loopback tests): no browser launch works
+        self._set_cookie(key, value, expires_days=1, httponly=True, encrypted=True, samesite="None", secure=True)
 
 
 class CourseLaunchHandler(LTI13CallbackHandler):

@@ -5,6 +5,8 @@
                  enqueues it; watcher.py wakes it on filesystem events, a rescan catches the rest
     queue.py     the durable queue: one row per submission in the course's own database (the
                  gradebook's db_url, SQLite or PostgreSQL), claimed by one service process at a time
+    hosts.py     each serving host's heartbeat (course_grading_hosts): the lease its rows keep while
+                 it lives, and which host is dead, for `course status`
     policy.py    the instructor's policy per assignment (nbgrader_config.py's c.GradingService)
     worker.py    claims a row, applies the policy, grades it through route.grade_one (pool's
                  fork server), and publishes what the student may see

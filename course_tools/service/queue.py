@@ -8,15 +8,17 @@ survives a restart and is shared by every service process of the course. A row g
 ``enqueue`` is idempotent (the inbound folder's name is unique). ``claim`` hands a queued row to
 exactly one process, students in turn (the one whose latest claim is oldest first, so one
 student's backlog never holds a classmate back): ``SELECT ... FOR UPDATE SKIP LOCKED`` on
-PostgreSQL (two services never
-wait on, nor take, each other's row), an immediate (write-locking) transaction on SQLite; and
-never a row whose notebook (fingerprint) is being graded at that moment, so identical content
-is graded once even by parallel workers (the row waits, then finds the stored result). A
-claimed row carries who claimed it and a lease past the grading's own time limit; ``reclaim``
-puts back rows whose claimant died (kill -9: a process of this machine that no longer runs, or
-whose pid now names a process that started later) or whose lease ran out (whoever holds it, on
-any machine), so nothing is lost. ``retry`` puts back a
-row whose grading failed, not to be claimed before a back-off (a queued row's ``lease_until``).
+PostgreSQL (two services never wait on, nor take, each other's row), an immediate
+(write-locking) transaction on SQLite; and never a row whose notebook (fingerprint) is being
+graded at that moment, so identical content is graded once even by parallel workers (the row
+waits, then finds the stored result). A claimed row carries who claimed it and a lease, which
+the service's heartbeat (heartbeat.py; hosts.py keeps each host's, for `course status`) renews
+every quarter of COURSE_SERVICE_LEASE_SECONDS while the grading may still run, never past the
+grading's own time limit and slack; ``reclaim`` puts back rows whose claimant died (kill -9: a
+process of this machine that no longer runs, or whose pid now names a process that started
+later) or whose lease ran out (whoever holds it, on any machine: a dead host's rows wait one
+lease), so nothing is lost. ``retry`` puts back a row whose grading failed, not to be claimed
+before a back-off (a queued row's ``lease_until``).
 
 ``take_attempt`` decides the daily attempt limit in one transaction (the count of the student's
 graded attempts and the marking of this one), so two submissions of one student graded at once
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import json
+from collections import Counter
 import os
 import socket
 import uuid
@@ -36,6 +39,7 @@ from sqlalchemy import (Boolean, Column, DateTime, Integer, MetaData, String, Ta
 from sqlalchemy.exc import IntegrityError
 
 from ..gradebook_tables import create_racing_others, utcnow
+from . import hosts
 
 QUEUED, GRADING, DONE, GRADING_ERROR = "queued", "grading", "done", "grading_error"
 NEVER = datetime.datetime(1970, 1, 1)   # the latest claim of a student never claimed: first in turn
@@ -150,6 +154,7 @@ class Queue:
         self.postgres = self.engine.dialect.name == "postgresql"
         if create:
             create_racing_others(lambda: metadata.create_all(self.engine, checkfirst=True))
+            create_racing_others(lambda: hosts.metadata.create_all(self.engine, checkfirst=True))
 
     @classmethod
     def existing(cls, db_url: str) -> "Queue | None":
@@ -257,20 +262,20 @@ class Queue:
             return row
 
     def reclaim(self, me: str) -> int:
-        """Put back rows whose claimant died or whose lease ran out; returns how many."""
+        """Put back rows whose claimant died or whose lease ran out; returns how many (and counts
+        them, per claimant, in the hosts table: `course status` says what a dead host left)."""
         now = utcnow()
-        back = []
         with self.engine.begin() as conn:
             query = select(submissions.c.id, submissions.c.claimed_by, submissions.c.lease_until).where(
                 submissions.c.state == GRADING)
-            for row_id, claimed_by, lease_until in conn.execute(query):
-                # The lease decides for every claimant, on any host (a live one past its lease is
-                # stuck: a grading is killed well before); a claimant known dead is not waited for.
-                if _alive(claimed_by or "", me) is False or (lease_until is not None and lease_until < now):
-                    back.append(row_id)
+            # The lease decides for every claimant, on any host (a live one renews it while its
+            # grading may still run: heartbeat.py); a claimant known dead is not waited for.
+            back = {row_id: claimed_by for row_id, claimed_by, lease_until in conn.execute(query)
+                    if _alive(claimed_by or "", me) is False or (lease_until is not None and lease_until < now)}
             if back:
                 conn.execute(update(submissions).where(submissions.c.id.in_(back), submissions.c.state == GRADING)
                              .values(state=QUEUED, claimed_by=None, lease_until=None))
+                hosts.count_reclaimed(conn, Counter(c for c in back.values() if c))
         return len(back)
 
     # ------------------------------------------------------------------ out
@@ -296,12 +301,14 @@ class Queue:
                 lease_until=utcnow() + datetime.timedelta(seconds=after_seconds)))
             return back.rowcount == 1
 
-    def record_grading(self, row: Row, scores: dict) -> None:
+    def record_grading(self, row: Row, me: str, scores: dict) -> bool:
         """A hidden-suite grading of ``row`` finished (its result is stored): counted before anything
-        is published, so a grading that a restart finds stored is never counted, nor run, again."""
+        is published, so a grading that a restart finds stored is never counted, nor run, again; False
+        (nothing counted) when the row is no longer ours (taken back: the taker finds the result)."""
         with self.engine.begin() as conn:
-            conn.execute(update(submissions).where(submissions.c.id == row.id).values(
-                gradings=submissions.c.gradings + 1, scores=json.dumps(scores)))
+            return conn.execute(update(submissions).where(
+                submissions.c.id == row.id, submissions.c.claimed_by == me, submissions.c.state == GRADING).values(
+                gradings=submissions.c.gradings + 1, scores=json.dumps(scores))).rowcount == 1
 
     def attempts_used(self, row: Row) -> int:
         """The graded attempts counted for ``row``'s student and assignment on its (UTC) submission

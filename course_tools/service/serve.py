@@ -1,6 +1,6 @@
 """`course serve`: the long-running grading service of one course folder.
 
-    course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786]
+    course serve [--workers N] [--rescan S] [--once] [--scheduler tcp://host:8786 | local | slurm [--adapt MIN:MAX]]
 
 On start it puts back the rows a dead predecessor held (queue.reclaim), starts the grading
 fork server (its imports take seconds; the first submission should not wait for them), scans
@@ -15,7 +15,9 @@ queue is empty (a batch, a benchmark, a test). Run by the hub as a service with 
 (JUPYTERHUB_SERVICE_URL set), it also answers each student's own deadlines (deadline_api.py).
 
 Several service processes (on one machine or several, on a PostgreSQL gradebook) may serve one
-course: the queue's claim gives each row to one of them.
+course: the queue's claim gives each row to one of them. Each writes a heartbeat (hosts.py)
+every quarter of its lease (COURSE_SERVICE_LEASE_SECONDS), which renews the leases of the rows
+it grades; a host that dies stops renewing them, and the others take them back one lease later.
 """
 from __future__ import annotations
 
@@ -34,7 +36,9 @@ from ..exchange_folders import check_course, released_assignments
 from ..grading.settings import GradingSettings
 from ..terminal import log_to_terminal
 from . import pages
+from . import heartbeat
 from .dispatch import dispatcher
+from .hosts import lease_seconds
 from .intake import LOOK_SECONDS, Intake
 from .policy import policy_of
 from .progress import Poster
@@ -51,14 +55,21 @@ FAILED_SCAN_PAUSE = 5.0          # after a scan or a claim that failed (each fol
 
 class Service:
     def __init__(self, course: Course, workers: int, settings: GradingSettings,
-                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None):
+                 rescan_seconds: float = DEFAULT_RESCAN_SECONDS, scheduler: str | None = None, adapt=None):
+        # Adaptive: as many submissions sent at once as the cluster may grow to, so that a burst
+        # is queued on Dask's scheduler, which asks for the workers.
+        workers = max(workers, adapt.maximum) if adapt else workers
         self.course, self.workers, self.settings, self.rescan_seconds = course, max(1, workers), settings, rescan_seconds
         # nbgrader's tables first: a new database gets nbgrader's own creation (its alembic stamp),
         # and a `course release` run meanwhile finds them made instead of racing to make them.
         course.create_gradebook()
         self.queue = Queue(course.db_url)
-        self.grader = dispatcher(settings, scheduler)   # one Dask client shared by the workers
+        self.grader = dispatcher(settings, scheduler, self.workers, adapt)   # one Dask client shared by the workers
         self.me = claimant()
+        try:
+            self.lease = lease_seconds()
+        except ValueError as err:
+            raise CourseError(str(err)) from err
         # wake: look again (the queue moved, or inbound/ changed); changed: inbound/ changed (a scan
         # is due before the next rescan); work_ready: a row may be waiting for an idle worker.
         self.wake, self.changed = threading.Event(), threading.Event()
@@ -145,7 +156,7 @@ class Service:
         return statistics.median(spans) if spans else TYPICAL_GRADING_SECONDS
 
     def _work(self) -> None:
-        worker = Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader)
+        worker = self._worker()
         while not self.stop.is_set():
             try:
                 worked = worker.work_one()
@@ -160,6 +171,18 @@ class Service:
                 self.wake.set()   # the queue moved: refresh the pending pages
                 self._progress_due()
 
+    def _worker(self) -> Worker:
+        return Worker(self.course, self.queue, self.settings, self.policy, self.me, self.grader, host_lease=self.lease)
+
+    def _beat(self) -> None:
+        """The heartbeat (hosts.py): this host seen, its rows' leases renewed, every quarter lease."""
+        hold = self._worker().hold_seconds
+        while not self.stop.wait(self.lease / 4):
+            try:
+                heartbeat.beat(self.queue, self.me, self.lease, hold)
+            except Exception:  # noqa: BLE001 - a database away: its rows may be taken back, which is safe
+                log.exception("the heartbeat could not reach the course database")
+
     def _progress_due(self) -> None:
         if self.progress is not None:
             self.progress.due.set()
@@ -173,6 +196,9 @@ class Service:
 
         inbound = self.course.exchange / self.course.course_id / "inbound"
         observer = None if once else watch(inbound, self._inbound_changed)
+        heartbeat.register(self.queue, self.me, self.lease, self.workers)
+        beat = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+        beat.start()
         self.grader.warm_up()
         threads = [threading.Thread(target=self._work, name=f"grader-{i}", daemon=True) for i in range(self.workers)]
         for thread in threads:
@@ -214,6 +240,11 @@ class Service:
                 thread.join(timeout=5 if not once else None)
             if self.progress is not None:   # --once: what the last gradings changed is posted before the end
                 self.progress.close(last_round=once)
+            beat.join(timeout=5)
+            try:
+                heartbeat.stopped(self.queue, self.me)
+            except Exception:  # noqa: BLE001 - a database away: the host is named dead after its lease instead
+                log.exception("could not mark this host stopped in the course database")
             self.queue.close()
             self.grader.close()
         return 0
@@ -227,7 +258,7 @@ def _posts_progress(course: Course) -> bool:
 
 
 def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESCAN_SECONDS, once: bool = False,
-          timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None) -> int:
+          timeout: int | None = None, unsandboxed: bool = False, scheduler: str | None = None, adapt=None) -> int:
     log_to_terminal()  # folder names, grade ids and errors are the students' text: printed as escapes
     check_course(course.exchange, course.course_id)
     # The course folder: each submission is graded against the release version its locked cells match.
@@ -240,8 +271,8 @@ def serve(course: Course, workers: int = 1, rescan_seconds: float = DEFAULT_RESC
 
         serve_in_thread(course, os.environ["JUPYTERHUB_SERVICE_URL"], os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/"))
     try:
-        service = Service(course, workers, settings, rescan_seconds, scheduler)
-    except RuntimeError as err:   # no Dask, or its scheduler cannot be reached
+        service = Service(course, workers, settings, rescan_seconds, scheduler, adapt)
+    except RuntimeError as err:   # no Dask, its scheduler cannot be reached, or a cluster that cannot start
         raise CourseError(str(err)) from err
 
     def _stop(signum, _frame):

@@ -17,12 +17,16 @@ For a claimed submission, in this order:
                  attempt stays used, a page saying it ran out of time, never tried again
     grading_error  the grader failed                       -> back in the queue (retry) up to
                  GRADING_TRIES claims in all, then a page "not graded yet" (course status lists
-                 it), never a score
+                 it), never a score; so is a row claimed more than GRADING_TRIES times (each
+                 claimant died with it: a notebook that takes its host down is not handed to
+                 every host in turn)
 
 Exactly once: a grading's result goes into the ResultStore (results.py, keyed by content) and
 the row's ``gradings`` count before anything is published, and the row is closed last; a
-worker killed at any point leaves a row that is reclaimed (queue.py) and then finds the stored
-result (no second grading) or grades what never finished. Publishing is idempotent (the same
+worker killed at any point (or its whole host: kill -9, a machine lost) leaves a row that is
+reclaimed (queue.py; another host's after its lease) and then finds the stored result (no
+second grading) or grades what never finished. A worker whose row was taken from it meanwhile
+(its host frozen past the lease) counts, publishes and closes nothing. Publishing is idempotent (the same
 page under the same name). Once a row is closed, the service's copy of its folder is removed
 (the exchange's own folder stays for the final grading).
 """
@@ -63,6 +67,8 @@ class Worker:
     policy_of: callable            # assignment -> Policy
     me: str
     grader: object = None          # dispatch.Here or dispatch.OnDask; None: Here
+    host_lease: int | None = None  # the lease a claim starts with, renewed by the service's heartbeat
+                                   # (hosts.py); None: the whole hold_seconds, never renewed
 
     def __post_init__(self):
         if self.grader is None:
@@ -72,14 +78,25 @@ class Worker:
         self.store = ResultStore(self.course.root)
         self.feedback = feedback_folder(self.course.exchange, self.course.course_id)
 
+    def hold_seconds(self, assignment: str) -> int:
+        """The longest a row of ``assignment`` is held: its grading's time limit and slack."""
+        return time_limit(assignment, self.settings) + LEASE_SLACK_SECONDS
+
     def lease_seconds(self, row: Row) -> int:
-        return time_limit(row.assignment, self.settings) + LEASE_SLACK_SECONDS
+        hold = self.hold_seconds(row.assignment)
+        return hold if self.host_lease is None else min(hold, self.host_lease)
 
     def work_one(self) -> bool:
         """Claim and handle one queued row; False when none was queued."""
         row = self.queue.claim(self.me, self.lease_seconds)
         if row is None:
             return False
+        if row.attempts > GRADING_TRIES:
+            # Claimed more often than its retries allow: each earlier claimant died with it (a host
+            # killed, or a notebook that takes its host down). Not tried on yet another host.
+            self._grading_error(row, f"claimed {row.attempts} times: each service that took it died or lost it "
+                                     f"before it was done", retry=False)
+            return True
         try:
             self.handle(row)
         except Exception as err:  # noqa: BLE001 - the service's own failure: that row's grading error
@@ -146,7 +163,12 @@ class Worker:
                 return
             keep_result(self.store, row.assignment, keys[nb], result)
             results[nb] = result
-        self.queue.record_grading(row, _scores(results))
+        if not self.queue.record_grading(row, self.me, _scores(results)):
+            # Our lease ran out (this host was frozen, or cut off from the database) and another
+            # host took the row: it finds the stored result; nothing is counted or published twice.
+            log.warning("%s was taken back while it was graded here; its result is stored for the host that "
+                        "took it", row.folder)
+            return
         self._graded(row, policy, results, outcome="graded", counted=True, graded=True)
 
     # ------------------------------------------------------------------ closing a row

@@ -4,7 +4,8 @@
     Dask:   tasks on an existing Dask cluster (`course grade ID --scheduler tcp://host:8786`),
             each forked from its worker's warm fork server (on_dask.py); each worker needs the
             same commit of the course installed (checked by fingerprint), not the course
-            folder: a notebook travels as text, its result comes back as JSON.
+            folder: a notebook travels as text with the release version it is graded against
+            (shipped.py), its result comes back as JSON.
 
 Results land in the ResultStore, from which nbgrader's autograde (HiddenSuiteGrader) then
 takes them. Notebooks whose programs are identical (ten untouched blank releases, say) share
@@ -18,8 +19,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .pool import grade_many
+from ...release_versions import VersionError
 from ..results import ResultStore, bundle_fingerprint
-from ..route import is_stored_score, keep_result, stored_result
+from ..route import is_stored_score, keep_result, stored_result, unmatched
 from ..settings import GradingSettings
 
 
@@ -67,7 +69,7 @@ def grade_jobs(jobs: list[Job], store: ResultStore, settings: GradingSettings, w
     bar = tqdm(total=len(todo), desc="hidden suites", unit="notebook", disable=not progress)
     try:
         if scheduler:
-            outcomes = _on_dask(todo, scheduler, settings)
+            outcomes = _on_dask(todo, scheduler, settings, max(1, workers))
         else:
             outcomes = _locally(todo, max(1, workers), settings)
         for key, job, result, problem in outcomes:
@@ -92,19 +94,22 @@ def _locally(todo: dict[str, list[Job]], workers: int, settings: GradingSettings
         yield key, job, result, None
 
 
-def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettings):
-    from .on_dask import connect, grade_text
-
-    client = connect(scheduler)
-    from distributed import as_completed
+def _on_dask(todo: dict[str, list[Job]], scheduler: str, settings: GradingSettings, workers: int):
+    from .on_dask import connected, submit
 
     fingerprint = bundle_fingerprint()
-    with client:
+    with connected(scheduler, workers) as client:
+        from distributed import as_completed
+
         futures = {}
         for key, jobs in todo.items():
             job = jobs[0]
-            future = client.submit(grade_text, job.assignment, job.notebook.name, job.notebook.read_text(),
-                                   fingerprint, job.settings(settings).as_dict(), key=f"grade-{job.assignment}-{key[:16]}", pure=False)
+            try:   # with the release version it is graded against: the workers need no course folder
+                future = submit(client, job.assignment, job.notebook, job.settings(settings), fingerprint,
+                                key=f"grade-{job.assignment}-{key[:16]}")
+            except VersionError as err:
+                yield key, job, unmatched(job.assignment, err), None
+                continue
             futures[future] = (key, job)
         for future in as_completed(futures):
             key, job = futures[future]

@@ -62,7 +62,7 @@ def stop_server() -> None:
     server._stop()
 
 
-def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
+def _child(conn, assignment: str, notebook: str, settings: dict, target=None) -> None:
     # The settings come with the job: the fork server's environment is the one it started with.
     import os
 
@@ -75,7 +75,7 @@ def _child(conn, assignment: str, notebook: str, settings: dict) -> None:
         os.environ.pop(key, None)
     os.environ.update(settings.machine)
     cap_grader_memory()
-    result = grade_one(assignment, Path(notebook), settings)
+    result = grade_one(assignment, Path(notebook), settings, target=target)
     conn.send_bytes(json.dumps(result).encode())
     conn.close()
 
@@ -98,8 +98,9 @@ def _start(process) -> None:
 def grade_many(jobs: list[tuple], workers: int, settings: GradingSettings):
     """Grade (tag, assignment, notebook) jobs, ``workers`` at a time; yields (tag, result) as each
     finishes. A job may carry its own settings as a fourth item (one student's submission:
-    GradingSettings.for_submission). A child past route.time_limit is killed: a grading error
-    for its notebook."""
+    GradingSettings.for_submission) and, fifth, the target.Target to grade against, decided
+    elsewhere (a Dask task's: shipped.py). A child past route.time_limit is killed: a grading
+    error for its notebook."""
     context = _context()
     pending = list(jobs)
     running: dict = {}  # reader -> (tag, assignment, process, deadline, limit)
@@ -108,8 +109,9 @@ def grade_many(jobs: list[tuple], workers: int, settings: GradingSettings):
             tag, assignment, notebook, *own = pending.pop(0)
             reader, writer = context.Pipe(duplex=False)
             job_settings = own[0] if own else settings
-            process = context.Process(target=_child, args=(writer, assignment, str(notebook), job_settings.as_dict()),
-                                      daemon=True)
+            target = own[1] if len(own) > 1 else None
+            process = context.Process(target=_child, daemon=True,
+                                      args=(writer, assignment, str(notebook), job_settings.as_dict(), target))
             _start(process)
             writer.close()
             limit = time_limit(assignment, settings)
