@@ -8,7 +8,7 @@ queue; 01_forward_ops is released; ``--submissions`` students each drop one subm
 exchange's inbound/ at once (``--distinct`` notebooks among them: the filled-in release, the
 blank one and the planted mistake, each made a program of its own; the rest are copies, which
 the service grades once and reuses). Two `course serve` hosts (tests/service_support.py's
-serve_as_host: each its own UTS namespace and host name, process tree and $TMPDIR, ``--workers``
+serve_as_host: each its own UTS and network namespace, host name, process tree and $TMPDIR, ``--workers``
 each, COURSE_SERVICE_LEASE_SECONDS=``--lease``) drain it; once ``--kill-at`` of the rows are
 done and host b holds a leased row, host b's whole process tree is killed with SIGKILL. The
 other takes its rows back one lease later.
@@ -54,7 +54,8 @@ def main(argv=None) -> int:
 
     base = Path(tempfile.mkdtemp(prefix="bench-hosts-"))
     with PostgresServer(base / "pg") as server:
-        db_url = server.create_database("bench")
+        server.create_database("bench")
+        db_url = server.socket_url("bench")   # the hosts have no network (serve_as_host)
         demo = released_course(base, db_url=db_url)
         roots = {name: Path(tempfile.mkdtemp(prefix=f"course-{name}-", dir="/tmp")) for name in ("a", "b")}
         hosts = {name: serve_as_host(demo, f"grading-{name}", root, base / f"{name}.log", args.lease,

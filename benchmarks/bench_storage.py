@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from bench_service import MIX, drop, notebook, set_up  # noqa: E402
 from course_lib.tasks import ASSIGNMENTS  # noqa: E402
 from course_tools.build import tool_env  # noqa: E402
+from course_tools.service.queue import Queue  # noqa: E402
 
 TRACED = "%file,getdents64,fsync,fdatasync"
 CALL = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s*([a-z_0-9]+)\((.*)$")
@@ -299,16 +300,14 @@ def main(argv=None) -> int:
             args.keep.mkdir(parents=True, exist_ok=True)
             for log in scratch.glob("*.strace"):
                 shutil.copy(log, args.keep / log.name)
-        scans_after = scan_cost(course_dir, scratch, "full")
-        page_seconds, page_calls = page_cost(exchange, scratch)
-        rewrites = pending_rewrites(course_dir, args.backlog)
-        from course_tools.service.queue import Queue
-
         queue = Queue(f"sqlite:///{course_dir}/gradebook.db", create=False)
-        try:
+        try:   # the served rows' outcomes, before the steps below add rows of their own
             outcomes = collections.Counter(r["outcome"] for r in queue.rows())
         finally:
             queue.close()
+        scans_after = scan_cost(course_dir, scratch, "full")
+        page_seconds, page_calls = page_cost(exchange, scratch)
+        rewrites = pending_rewrites(course_dir, args.backlog)
     n = args.submissions
     scans_empty, scans_full = empty_tx["reclaim"], full_tx["reclaim"]   # one reclaim per scan of the exchange
     print(f"course serve --once: {empty_s:.1f} s and {scans_empty} scan(s) with nothing submitted, {full_s:.1f} s "

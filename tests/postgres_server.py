@@ -208,6 +208,11 @@ class PostgresServer:
         """The SQLAlchemy URL of ``database`` on this server (psycopg2 driver, TCP)."""
         return f"postgresql+psycopg2://{self.user}@{self.host}:{self.port}/{database}"
 
+    def socket_url(self, database: str) -> str:
+        """The SQLAlchemy URL of ``database`` over the server's Unix socket (no network needed: a
+        process in a network namespace of its own reaches it, tests/test_service_hosts.py)."""
+        return f"postgresql+psycopg2://{self.user}@/{database}?host={self.socket_dir}&port={self.port}"
+
     def create_database(self, name: str) -> str:
         """Create an empty database ``name``; returns its SQLAlchemy URL."""
         if not self._started:

@@ -72,11 +72,13 @@ def serve(demo: DemoClass, *args: str, wait: bool = True, timeout: int = 600):
 def serve_as_host(demo: DemoClass, name: str, sandbox_root: Path, log: Path, lease: int, *args: str) -> subprocess.Popen:
     """`course serve` as grading host ``name``: its own session (kill -9 of the group takes its
     whole tree), its own host name (a UTS namespace: `unshare --uts`, then `hostname`; needs
-    root), its own sandbox root ($TMPDIR, where job folders are made) and
+    root), its own network namespace (no network: the course's database must be reached over a
+    Unix socket, PostgresServer.socket_url), its own sandbox root ($TMPDIR, where job folders are
+    made) and
     COURSE_SERVICE_LEASE_SECONDS=``lease``; its output goes to ``log``."""
     env = {**os.environ, "TMPDIR": str(sandbox_root), "COURSE_SERVICE_LEASE_SECONDS": str(lease)}
     with open(log, "w") as out:
-        return subprocess.Popen(["unshare", "--uts", "--", "sh", "-c", 'hostname "$0" && exec "$@"', name,
+        return subprocess.Popen(["unshare", "--uts", "--net", "--", "sh", "-c", 'hostname "$0" && exec "$@"', name,
                                  COURSE_SCRIPT, "serve", "--course", str(demo.course_dir), *args],
                                 stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 

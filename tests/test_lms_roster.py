@@ -83,3 +83,34 @@ def test_dry_run_changes_nothing(tmp_path):
         outcome = sync(course, dry_run=True)
         assert len(outcome.added) == 30
         assert _students(course) == {}
+
+
+def test_the_hubs_roster_lookup_writes_nothing_into_the_graders_database(tmp_path):
+    """The hub runs as root: looking a launch up in a gradebook that no sync has touched must not
+    create the LMS tables (or a root-owned journal) in the grader's SQLite file; after a sync the
+    same lookup finds the learner."""
+    import os
+    import sqlite3
+
+    from course_tools.hub.lti_accounts import roster_entry
+    from course_tools.lms.roster import sync
+
+    platform, course = platform_and_course(tmp_path, page_size=7)
+    db_file = course.db_url.removeprefix("sqlite:///")
+    with sqlite3.connect(db_file) as conn:   # a gradebook that exists, with none of the LMS's tables
+        conn.execute("create table other (id integer primary key)")
+
+    def tables() -> set[str]:
+        with sqlite3.connect(db_file) as conn:
+            return {name for (name,) in conn.execute("select name from sqlite_master where type='table'")}
+
+    before, mtime = tables(), os.stat(db_file).st_mtime_ns
+    assert roster_entry(course.db_url, "zoe-sub", "zoe") is None
+    assert tables() == before and os.stat(db_file).st_mtime_ns == mtime
+    os.remove(db_file)   # the sync makes the real gradebook
+    with platform:
+        sync(course)
+    with sqlite3.connect(db_file) as conn:
+        sub = conn.execute("select user_id from course_lms_members where student = 'zoe'").fetchone()[0]
+    assert roster_entry(course.db_url, sub, "zoe")["student"] == "zoe"
+    assert roster_entry(course.db_url, sub, "someone-else") is None

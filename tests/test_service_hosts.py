@@ -1,5 +1,6 @@
 """Several grading hosts on one course (issue 43): two `course serve` processes, each its own
-process tree with its own host name (a UTS namespace: `unshare --uts`, then `hostname`) and its
+process tree with its own host name (a UTS namespace: `unshare --uts`, then `hostname`), its own
+network namespace (no network: PostgreSQL over its Unix socket, in a folder both see) and its
 own sandbox root ($TMPDIR, where the job folders are made), on one real PostgreSQL course
 whose course folder and exchange both see. A burst of 40 submissions; one host killed with
 kill -9 (its whole process tree) while it holds a leased row; the other takes that row back
@@ -27,8 +28,8 @@ from service_support import (ASSIGNMENT, blank, drop, filled_release, page_of, r
                              variant, wait_for, with_mistake)
 
 require_sandbox()
-if subprocess.run(["unshare", "--uts", "true"], capture_output=True).returncode != 0:
-    pytest.skip("unshare --uts does not work here (root, or a user namespace, is needed)", allow_module_level=True)
+if subprocess.run(["unshare", "--uts", "--net", "true"], capture_output=True).returncode != 0:
+    pytest.skip("unshare --uts --net does not work here (root is needed)", allow_module_level=True)
 
 POINTS = graded_tasks(release_notebook(ASSIGNMENT))
 LEASE = 6                         # seconds; the default is 60
@@ -91,10 +92,14 @@ def _hosts(db_url: str) -> dict:
 
 
 @pytest.mark.slow
-def test_two_hosts_one_killed_with_kill_9_mid_burst_every_submission_is_graded_exactly_once(postgres_url, tmp_path,
+def test_two_hosts_one_killed_with_kill_9_mid_burst_every_submission_is_graded_exactly_once(postgres_server, tmp_path,
                                                                                            capsys):
     from course_tools.cli import main as course
 
+    # The course's database over PostgreSQL's Unix socket (in a folder every host sees): the hosts
+    # have no network at all (each its own network namespace, nothing but a loopback left down).
+    postgres_server.create_database("hosts")
+    postgres_url = postgres_server.socket_url("hosts")
     demo = released_course(tmp_path, db_url=postgres_url)
     roots = {name: Path(tempfile.mkdtemp(prefix=f"course-{name}-", dir="/tmp")) for name in ("grading-a", "grading-b")}
     for root in roots.values():
@@ -109,6 +114,8 @@ def test_two_hosts_one_killed_with_kill_9_mid_burst_every_submission_is_graded_e
         assert {n: found[n].pid for n in hosts} == {n: p.pid for n, p in hosts.items()}
         uts = {n: os.readlink(f"/proc/{p.pid}/ns/uts") for n, p in hosts.items()}
         assert len(set(uts.values())) == 2 and os.readlink("/proc/self/ns/uts") not in uts.values()
+        net = {n: os.readlink(f"/proc/{p.pid}/ns/net") for n, p in hosts.items()}
+        assert len(set(net.values())) == 2 and os.readlink("/proc/self/ns/net") not in net.values()
 
         # The burst: 40 students, 4 distinct notebooks (3 kinds), each student one submission.
         kinds = list(KINDS)

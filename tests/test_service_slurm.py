@@ -1,9 +1,10 @@
 """`course serve --scheduler slurm --adapt 0:1`: the gradings on workers that dask-jobqueue's
 SLURMCluster submits as Slurm jobs, on a real single-node Slurm of the test's own (slurm_node.py:
 Debian's munged, slurmctld, slurmd). Skipped where Slurm or dask-jobqueue is not installed;
-.ci/run installs both."""
+.ci/run installs both, and sets COURSE_REQUIRE_SLURM so that a node that does not start fails it."""
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -21,6 +22,8 @@ LOOPBACK = {"DASK_JOBQUEUE__SLURM__SCHEDULER_OPTIONS": '{"host": "127.0.0.1"}',
 def test_the_service_grades_on_workers_started_as_slurm_jobs(tmp_path):
     pytest.importorskip("dask_jobqueue")
     why = available()
+    if why and os.environ.get("COURSE_REQUIRE_SLURM"):
+        pytest.fail(f"COURSE_REQUIRE_SLURM is set (.ci/run installed Slurm) but: {why}")
     if why:
         pytest.skip(why)
     require_sandbox()

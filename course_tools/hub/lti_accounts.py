@@ -33,12 +33,11 @@ class NotAdmitted(Exception):
 
 def roster_entry(db_url: str, sub: str, name: str) -> dict | None:
     """The LMS roster's row of platform id ``sub`` if it is the account ``name``, else None."""
-    from ..lms.ledger import Ledger
+    from ..lms.ledger import synced_member
 
     if db_url.startswith("sqlite:///") and not Path(db_url.removeprefix("sqlite:///")).is_file():
         return None   # no gradebook yet: no roster (and the hub, root, must not create the grader's file)
-    with Ledger(db_url) as ledger:
-        row = ledger.members().get(sub)
+    row = synced_member(db_url, sub)   # reads only: the hub (root) creates nothing in the grader's database
     return row if row is not None and row["student"] == name else None
 
 

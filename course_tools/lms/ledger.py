@@ -29,7 +29,7 @@ import socket
 import time
 
 from sqlalchemy import (Boolean, Column, DateTime, Float, Integer, MetaData, String, Table, Text, UniqueConstraint,
-                        create_engine, select)
+                        create_engine, inspect, select)
 from sqlalchemy.exc import IntegrityError
 
 from ..gradebook_tables import create_racing_others, utcnow
@@ -108,6 +108,21 @@ def _gone(holder: str, since: datetime.datetime) -> bool:
     except (PermissionError, ValueError):
         return False
     return False
+
+
+def synced_member(db_url: str, user_id: str) -> dict | None:
+    """The roster's row of platform id ``user_id``, read without writing anything: None when no
+    roster sync has made the ledger's tables yet. For readers that are not the grader (the hub runs
+    as root and must not create tables, or a journal owned by root, in the grader's SQLite file)."""
+    engine = create_engine(db_url, pool_pre_ping=not db_url.startswith("sqlite"))
+    try:
+        if not inspect(engine).has_table(members.name):
+            return None
+        with engine.connect() as conn:
+            row = conn.execute(select(members).where(members.c.user_id == user_id)).first()
+        return dict(row._mapping) if row is not None else None
+    finally:
+        engine.dispose()
 
 
 class Ledger:
