@@ -29,8 +29,9 @@ they measure the code beside this script.
 
 Then, on the second course: one pending page published 500 times as serve.py does (seconds and
 file calls per page), and two service processes of that course (two hosts; `Service` objects,
-nothing graded) with ``--backlog`` rows queued: the pages each one's refresh (`_show_pending`)
-publishes, before and after one row is graded.
+registered as hosts, nothing graded) with ``--backlog`` rows queued: the pages each one's refresh
+(`_show_pending`) publishes, before and after one row is graded (one host, the publisher of
+hosts.py, writes them; the other none).
 """
 from __future__ import annotations
 
@@ -184,10 +185,10 @@ PAGES = 500
 # (claimed and closed: a claim alone moves no place, the claimed row still counts ahead).
 # publish is wrapped to count, not changed.
 TWO_HOSTS = """
-import datetime, sys
+import datetime, sys, time
 from course_tools.course_dir import find_course
 from course_tools.grading.settings import GradingSettings
-from course_tools.service import serve
+from course_tools.service import heartbeat, serve
 from course_tools.service.queue import DONE, claimant
 course, backlog = find_course(sys.argv[1]), int(sys.argv[2])
 count = [0]
@@ -198,6 +199,12 @@ def counted(*args, **kwargs):
 serve.publish = counted
 settings = GradingSettings.current(course_root=course.root)
 a, b = (serve.Service(course, 2, settings) for _ in range(2))
+# Registered as `course serve` registers itself (hosts.py), under other machines' names (two
+# objects of one process: a pid of this machine would name the other one dead).
+for k, host in enumerate((a, b)):
+    host.me = f"bench-host-{k}:{101 + k}:5:{k:08x}"
+    heartbeat.register(host.queue, host.me, 60, 2)
+    time.sleep(0.01)
 when = datetime.datetime(2026, 12, 7, 12, 0)
 for n in range(backlog):
     a.queue.enqueue("04_conv_backward", f"p{n // 2:04d}", f"pending-{n:05d}", when, f"{n:064x}",

@@ -5,6 +5,7 @@ and the leases of the queue's rows it holds (queue.py), kept alive while it live
     beat(queue, me, lease, hold_seconds)  every quarter lease: seen now, its rows' leases renewed
     stopped(queue, me)                    when it ends cleanly (not dead: nothing to take back)
     grading_hosts(queue)                  the hosts seen within the last day, for `course status`
+    publishes_pending(queue, me)          whether ``me`` is the host that publishes the pending pages
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import datetime
 from sqlalchemy import inspect, select, update
 
 from . import hosts
-from .queue import GRADING, Queue, submissions, utcnow
+from .queue import GRADING, Queue, known_dead, submissions, utcnow
 
 
 def register(queue: Queue, me: str, lease: int, workers: int) -> None:
@@ -41,6 +42,13 @@ def beat(queue: Queue, me: str, lease: int, hold_seconds) -> int:
 def stopped(queue: Queue, me: str) -> None:
     with queue.engine.begin() as conn:
         hosts.stopped(conn, me, utcnow())
+
+
+def publishes_pending(queue: Queue, me: str) -> bool:
+    """Whether host ``me`` publishes the queued rows' pending pages now (hosts.publisher): it is
+    the publisher, or no host lives (``me`` alone and not registered, or its own beat late)."""
+    with queue.engine.begin() as conn:
+        return hosts.publisher(conn, utcnow(), lambda claimant: known_dead(claimant, me)) in (me, None)
 
 
 def grading_hosts(queue: Queue) -> list[hosts.Host]:

@@ -8,6 +8,12 @@ stopped, is dead (kill -9, a machine lost, a frozen namespace): the rows it held
 back by the others once their leases run out (queue.Queue.reclaim, which counts them here), and
 `course status` names it.
 
+The pending pages ("waiting in the queue", serve.py) are one host's job, not every host's: the
+publisher is the live host (not stopped, seen within its lease) that started first (then the
+smallest claimant). When it dies, the next one takes over once its lease has run out (at once
+when it ran on the same machine: its pid is gone); a host with no live host before it (alone, or not registered) publishes them. Each host still
+publishes the final page of every row it closes (worker.py).
+
     COURSE_SERVICE_LEASE_SECONDS   how long a host holds a claimed row without renewing it
                                    (default 60; at least 2): how long a dead host's rows wait
 
@@ -112,6 +118,17 @@ class Host:
                     f"(its lease: {self.lease_seconds} s){taken}")
         return (f"  host {self.host} (pid {self.pid}): serving since {self.started_at:%H:%M:%S} UTC with "
                 f"{self.workers} worker(s), last seen {ago} s ago{taken}")
+
+
+def publisher(conn, now: datetime.datetime, known_dead=lambda claimant: False) -> str | None:
+    """The claimant of the host that publishes the pending pages: the live host (not stopped,
+    seen within its lease, not ``known_dead``: a process of this machine that no longer runs)
+    that started first, then the smallest claimant; None when none lives."""
+    query = select(hosts.c.claimant, hosts.c.started_at, hosts.c.last_seen, hosts.c.lease_seconds).where(
+        hosts.c.stopped_at.is_(None), hosts.c.last_seen >= now - SHOWN_FOR)
+    live = [(started, claimant) for claimant, started, last_seen, lease in conn.execute(query)
+            if now - last_seen <= datetime.timedelta(seconds=lease) and not known_dead(claimant)]
+    return min(live)[1] if live else None
 
 
 def recent(conn, now: datetime.datetime) -> list[Host]:

@@ -27,6 +27,7 @@ by two workers, or two services, cannot both take the last attempt.
 from __future__ import annotations
 
 import datetime
+import heapq
 import json
 from collections import Counter
 import os
@@ -109,6 +110,12 @@ def _alive(claimed_by: str, me: str) -> bool | None:
     if now is None:
         return False if not os.path.exists(f"/proc/{pid}") else None
     return None if started == "-" else now == started
+
+
+def known_dead(claimed_by: str, me: str) -> bool:
+    """Whether a claimant is known not to run (a process of this machine that ended); a live
+    one, or another machine's, is not (only its lease can tell)."""
+    return _alive(claimed_by, me) is False
 
 
 @dataclass
@@ -271,7 +278,7 @@ class Queue:
             # The lease decides for every claimant, on any host (a live one renews it while its
             # grading may still run: heartbeat.py); a claimant known dead is not waited for.
             back = {row_id: claimed_by for row_id, claimed_by, lease_until in conn.execute(query)
-                    if _alive(claimed_by or "", me) is False or (lease_until is not None and lease_until < now)}
+                    if known_dead(claimed_by or "", me) or (lease_until is not None and lease_until < now)}
             if back:
                 conn.execute(update(submissions).where(submissions.c.id.in_(back), submissions.c.state == GRADING)
                              .values(state=QUEUED, claimed_by=None, lease_until=None))
@@ -377,16 +384,21 @@ class Queue:
         for row in rows:
             if row.state == QUEUED:
                 queued.setdefault(row.student, []).append(row)
-        turn = {student: (last.get(student) or NEVER, mine[0].id) for student, mine in queued.items()}
+        # A heap of (the student's latest claim, their oldest queued row's id, student): claim's
+        # order, in O(n log n) for n queued rows (ids are unique: students are never compared).
+        turns = [(last.get(student) or NEVER, mine[0].id, student) for student, mine in queued.items()]
+        heapq.heapify(turns)
         order = [row for row in rows if row.state == GRADING]
-        step = max([utcnow(), *[t for t, _ in turn.values()]])
-        while turn:
-            student = min(turn, key=turn.get)
-            order.append(queued[student].pop(0))
+        step = max([utcnow(), *[t for t, _, _ in turns]])
+        nexts = {student: 0 for student in queued}
+        while turns:
+            _, _, student = heapq.heappop(turns)
+            mine = queued[student]
+            order.append(mine[nexts[student]])
+            nexts[student] += 1
             step += datetime.timedelta(microseconds=1)   # claimed now: behind every other student
-            turn = {s: t for s, t in turn.items() if queued[s]}
-            if student in turn:
-                turn[student] = (step, queued[student][0].id)
+            if nexts[student] < len(mine):
+                heapq.heappush(turns, (step, mine[nexts[student]].id, student))
         return order
 
     def rows(self, assignment: str | None = None) -> list[dict]:

@@ -10,7 +10,8 @@ stopped, scans again on every filesystem event under inbound/ (watcher.py) and e
 (worker.py), each in its own process with its own time limit: one hanging submission holds one
 worker, never the queue. Queued submissions' pages say where they are in the queue, refreshed
 when the queue moves (at most every PENDING_REFRESH_SECONDS: in a rush, rewriting every queued
-page after each grading would take the cores the gradings need). ``--once`` stops when the
+page after each grading would take the cores the gradings need), each rewritten only when its
+text changed, and by one host of the course (hosts.publisher), not by each. ``--once`` stops when the
 queue is empty (a batch, a benchmark, a test). Run by the hub as a service with a URL
 (JUPYTERHUB_SERVICE_URL set), it also answers each student's own deadlines (deadline_api.py).
 
@@ -129,9 +130,14 @@ class Service:
         return len(new)
 
     def _show_pending(self) -> None:
-        """Publish each queued submission's place in the queue (only where it changed). The look at
-        the queue and the pages are one step under PUBLISHING, so that a row a worker closed
-        meanwhile keeps its final page."""
+        """Publish each queued submission's place in the queue (only where it changed), when this
+        host is the one that publishes them (hosts.publisher: one live host of the course does;
+        the others publish only the final pages of the rows they close). The look at the queue and
+        the pages are one step under PUBLISHING, so that a row a worker closed meanwhile keeps its
+        final page."""
+        if not heartbeat.publishes_pending(self.queue, self.me):
+            self._pending_shown = {}   # another host publishes meanwhile: what this one wrote is no guide
+            return
         per_grading = self._typical_seconds()
         with PUBLISHING:
             waiting = self.queue.waiting()
