@@ -173,3 +173,42 @@ def test_a_dead_predecessor_on_this_machine_hands_the_pages_over_at_once(course,
         assert _refresh(successor, writes) == 3
     finally:
         _close([successor])
+
+
+def test_a_page_waits_while_another_process_holds_the_publishing_lock(course, tmp_path):
+    """The pending pages' look-then-publish is one step across hosts, not only across threads:
+    while another process (another host of the course) holds PUBLISHING, this one's publish waits,
+    so its final page lands after, never under, a "waiting" page computed before it."""
+    import threading
+
+    from course_tools.service.publish import PUBLISHING, publish
+
+    folder = feedback_folder(course.exchange, course.course_id)
+    held, release = tmp_path / "held", tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time, pathlib\n"
+        "from course_tools.service.publish import PUBLISHING\n"
+        "folder, held, release = map(pathlib.Path, sys.argv[1:])\n"
+        "with PUBLISHING(folder):\n"
+        "    held.touch()\n"
+        "    while not release.exists(): time.sleep(0.02)\n"
+    ), str(folder), str(held), str(release)])
+    try:
+        deadline = time.monotonic() + 30
+        while not held.exists():
+            assert holder.poll() is None and time.monotonic() < deadline, "the holder did not take the lock"
+            time.sleep(0.02)
+        done = threading.Event()
+        writer = threading.Thread(target=lambda: (publish(folder, "final.html", "final"), done.set()))
+        writer.start()
+        assert not done.wait(1.0), "published while another process held the lock"
+        assert not (folder / "final.html").exists()
+        release.touch()
+        assert done.wait(30) and (folder / "final.html").read_text() == "final"
+        writer.join()
+    finally:
+        release.touch()
+        holder.wait(30)
+    with PUBLISHING(folder), PUBLISHING(folder):   # re-entrant within a process
+        publish(folder, "again.html", "again")
+    assert oct((folder / ".publishing.lock").stat().st_mode & 0o777) == "0o600"

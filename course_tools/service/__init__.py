@@ -6,7 +6,9 @@
     queue.py     the durable queue: one row per submission in the course's own database (the
                  gradebook's db_url, SQLite or PostgreSQL), claimed by one service process at a time
     hosts.py     each serving host's heartbeat (course_grading_hosts): the lease its rows keep while
-                 it lives, and which host is dead, for `course status`
+                 it lives, which host is dead, for `course status`, and which one publishes the
+                 pending pages; heartbeat.py beats it
+    claimants.py the name of a claiming process (host:pid:start:random) and whether it is known dead
     policy.py    the instructor's policy per assignment (nbgrader_config.py's c.GradingService)
     worker.py    claims a row, applies the policy, grades it through route.grade_one (pool's
                  fork server), and publishes what the student may see

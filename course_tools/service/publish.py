@@ -11,6 +11,8 @@ student has.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import tempfile
@@ -22,10 +24,46 @@ from nbgrader.utils import notebook_hash
 from ..exchange_folders import check_course
 
 SECRET = "submission_secret.txt"
-# Held by every publish, and by the service's pending pages across reading the queue and publishing:
-# a worker's final page (a fast one: a receipt, a student's mistake) is never overwritten by a
-# "waiting in the queue" page computed from a look at the queue taken before that row was closed.
-PUBLISHING = threading.RLock()
+LOCK_NAME = ".publishing.lock"   # in the feedback folder: the grader's, 0600; the folder is 0711
+
+
+class Publishing:
+    """Held by every publish, and by the service's pending pages across reading the queue and
+    publishing: a worker's final page (a fast one: a receipt, a student's mistake) is never
+    overwritten by a "waiting in the queue" page computed from a look at the queue taken before
+    that row was closed, by this process or by another grading host of the course. So it is a
+    thread lock in this process and, while this process holds it, ``flock`` on the feedback
+    folder's lock file (several hosts: the shared storage must honour flock across hosts,
+    docs/grading-service.md). Re-entrant: the pending pages publish while holding it."""
+
+    def __init__(self) -> None:
+        self._threads = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextlib.contextmanager
+    def __call__(self, folder: Path):
+        with self._threads:
+            if self._depth == 0:
+                ready(folder)
+                fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._fd = fd
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    fd, self._fd = self._fd, None
+                    os.close(fd)   # releases the flock
+
+
+PUBLISHING = Publishing()
 # nbgrader writes secrets.token_hex(64); anything else was not written by nbgrader's submit.
 _SECRET_FORM = re.compile(r"[0-9a-f]{32,256}")
 
@@ -59,16 +97,23 @@ def feedback_names_of_secret(secret: str, notebooks: list[str]) -> dict[str, str
     return {notebook: f"{notebook_hash(secret=secret, notebook_id=notebook)}.html" for notebook in notebooks}
 
 
+def ready(folder: Path) -> None:
+    """Make the exchange's <exchange>/<course>/feedback ``folder`` if missing, as nbgrader's
+    release_feedback makes it (0711), checked to be the grader's (exchange_folders.py) before and
+    after."""
+    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
+    folder.mkdir(parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o777 != 0o711 and folder.stat().st_uid == os.geteuid():
+        folder.chmod(0o711)
+    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
+
+
 def publish(folder: Path, name: str, page: str) -> Path:
     """Write ``page`` as ``folder/name`` in one step (a reader sees the old page or the new one),
     ``folder`` being the exchange's <exchange>/<course>/feedback, checked to be the grader's
     (exchange_folders.py) before and after it is made."""
-    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
-    folder.mkdir(parents=True, exist_ok=True)
-    if folder.stat().st_mode & 0o777 != 0o711 and folder.stat().st_uid == os.geteuid():
-        folder.chmod(0o711)  # as nbgrader's release_feedback makes it
-    check_course(folder.parent.parent, folder.parent.name, ("feedback",))
-    with PUBLISHING:
+    with PUBLISHING(folder):
+        ready(folder)
         handle, scratch = tempfile.mkstemp(dir=folder, prefix=".publishing-", suffix=".html")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -30,9 +30,6 @@ import datetime
 import heapq
 import json
 from collections import Counter
-import os
-import socket
-import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import (Boolean, Column, DateTime, Integer, MetaData, String, Table, Text, UniqueConstraint,
@@ -41,6 +38,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..gradebook_tables import create_racing_others, utcnow
 from . import hosts
+from .claimants import claimant, known_dead  # noqa: F401 - claimant: the name every caller takes from here
 
 QUEUED, GRADING, DONE, GRADING_ERROR = "queued", "grading", "done", "grading_error"
 NEVER = datetime.datetime(1970, 1, 1)   # the latest claim of a student never claimed: first in turn
@@ -72,52 +70,6 @@ submissions = Table(
 )
 
 
-def _started(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks since boot, /proc/PID/stat's 22nd field), None
-    when no such process runs (or /proc cannot tell). A pid is reused; a pid and its start time
-    name one process for the machine's uptime."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            text = stat.read(4096).decode("ascii", "replace")
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 2:].split()   # the name, in parentheses, may hold anything
-    return fields[19] if len(fields) > 19 else None
-
-
-def claimant() -> str:
-    """This process's name in ``claimed_by``: host, pid, the pid's start time and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid()) or '-'}:{uuid.uuid4().hex[:8]}"
-
-
-def _alive(claimed_by: str, me: str) -> bool | None:
-    """Whether a claimant still runs: False when it is known dead (its pid runs no process, or a
-    process that started at another time than the claimant: a pid reused, by a student's fork
-    loop say), None when only its lease can tell (another machine's, or no start time to
-    compare), True for this process."""
-    if claimed_by == me:
-        return True
-    try:
-        host, pid, started, _ = claimed_by.split(":")
-        pid = int(pid)
-    except ValueError:
-        return False
-    if host != socket.gethostname():
-        return None
-    if pid == os.getpid():
-        return False   # our pid, another claimant: a dead predecessor whose pid we got
-    now = _started(pid)
-    if now is None:
-        return False if not os.path.exists(f"/proc/{pid}") else None
-    return None if started == "-" else now == started
-
-
-def known_dead(claimed_by: str, me: str) -> bool:
-    """Whether a claimant is known not to run (a process of this machine that ended); a live
-    one, or another machine's, is not (only its lease can tell)."""
-    return _alive(claimed_by, me) is False
-
-
 @dataclass
 class Row:
     id: int
@@ -135,6 +87,31 @@ class Row:
         m = record._mapping
         return cls(m["id"], m["assignment"], m["student"], m["folder"], m["submitted_at"], m["fingerprint"],
                    json.loads(m["feedback_names"]), m["state"], m["attempts"])
+
+
+def _in_claim_order(rows: list[Row], last: dict) -> list[Row]:
+    """``rows`` (queued and grading, by id): the grading ones, then the queued ones in the order
+    ``claim`` takes them; ``last``: {student: their latest claim}."""
+    queued: dict[str, list[Row]] = {}
+    for row in rows:
+        if row.state == QUEUED:
+            queued.setdefault(row.student, []).append(row)
+    # A heap of (the student's latest claim, their oldest queued row's id, student): claim's
+    # order, in O(n log n) for n queued rows (ids are unique: students are never compared).
+    turns = [(last.get(student) or NEVER, mine[0].id, student) for student, mine in queued.items()]
+    heapq.heapify(turns)
+    order = [row for row in rows if row.state == GRADING]
+    step = max([utcnow(), *[t for t, _, _ in turns]])
+    nexts = {student: 0 for student in queued}
+    while turns:
+        _, _, student = heapq.heappop(turns)
+        mine = queued[student]
+        order.append(mine[nexts[student]])
+        nexts[student] += 1
+        step += datetime.timedelta(microseconds=1)   # claimed now: behind every other student
+        if nexts[student] < len(mine):
+            heapq.heappush(turns, (step, mine[nexts[student]].id, student))
+    return order
 
 
 def _engine(db_url: str):
@@ -380,26 +357,7 @@ class Queue:
                 submissions.c.state.in_((QUEUED, GRADING))).order_by(submissions.c.id))]
             last = dict(conn.execute(select(submissions.c.student, func.max(submissions.c.started_at))
                                      .group_by(submissions.c.student)).all())
-        queued: dict[str, list[Row]] = {}
-        for row in rows:
-            if row.state == QUEUED:
-                queued.setdefault(row.student, []).append(row)
-        # A heap of (the student's latest claim, their oldest queued row's id, student): claim's
-        # order, in O(n log n) for n queued rows (ids are unique: students are never compared).
-        turns = [(last.get(student) or NEVER, mine[0].id, student) for student, mine in queued.items()]
-        heapq.heapify(turns)
-        order = [row for row in rows if row.state == GRADING]
-        step = max([utcnow(), *[t for t, _, _ in turns]])
-        nexts = {student: 0 for student in queued}
-        while turns:
-            _, _, student = heapq.heappop(turns)
-            mine = queued[student]
-            order.append(mine[nexts[student]])
-            nexts[student] += 1
-            step += datetime.timedelta(microseconds=1)   # claimed now: behind every other student
-            if nexts[student] < len(mine):
-                heapq.heappush(turns, (step, mine[nexts[student]].id, student))
-        return order
+        return _in_claim_order(rows, last)
 
     def rows(self, assignment: str | None = None) -> list[dict]:
         """Every row as a dict (for status, report, tests), oldest first."""

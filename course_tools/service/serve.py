@@ -139,7 +139,7 @@ class Service:
             self._pending_shown = {}   # another host publishes meanwhile: what this one wrote is no guide
             return
         per_grading = self._typical_seconds()
-        with PUBLISHING:
+        with PUBLISHING(self.feedback):
             waiting = self.queue.waiting()
             for ahead, row in enumerate(waiting):
                 if row.state != QUEUED:
