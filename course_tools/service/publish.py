@@ -48,6 +48,9 @@ class Publishing:
                 ready(folder)
                 fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
                 try:
+                    owner = folder.stat()
+                    if os.geteuid() == 0 and os.fstat(fd).st_uid != owner.st_uid:
+                        os.fchown(fd, owner.st_uid, owner.st_gid)   # root made it: the grader must open it too
                     fcntl.flock(fd, fcntl.LOCK_EX)
                 except BaseException:
                     os.close(fd)
