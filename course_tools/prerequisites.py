@@ -66,6 +66,12 @@ PROXY = Piece("configurable-http-proxy", "the hub test's proxy",
 SYSTEM_VENV = Piece("python3-venv (system)", "the hub's users get environments made by /usr/bin/python3",
                     lambda: _imports("/usr/bin/python3", "ensurepip", "venv"), apt=["python3-venv"])
 
+SLURM = Piece("slurm", "the Slurm test starts a single-node Slurm of its own (slurmctld, slurmd, munge)",
+              lambda: shutil.which("slurmctld") is not None or os.access("/usr/sbin/slurmctld", os.X_OK),
+              apt=["slurmctld", "slurmd", "slurm-client", "munge"],
+              install=f"sudo {APT} --no-install-recommends slurmctld slurmd slurm-client munge")
+NO_RECOMMENDS = (CHROMIUM, SLURM)
+
 
 def pieces(target):
     """What ``target`` ("demo" or "test") needs on this machine, in the order to install it."""
@@ -73,7 +79,7 @@ def pieces(target):
     if target == "test":
         needed.append(POSTGRES)
         if os.geteuid() == 0:  # the hub test needs root (real Unix accounts); without root it skips
-            needed += [CHROMIUM, NPM, PROXY, SYSTEM_VENV]
+            needed += [CHROMIUM, NPM, PROXY, SYSTEM_VENV, SLURM]   # Slurm too: its test runs as root
     return needed
 
 
@@ -90,7 +96,7 @@ def _install(piece, say):
         commands = [["apt-get", "update", "-qq"]]
         for package in piece.apt:
             commands.append(["apt-get", "install", "-y", "-qq"]
-                            + (["--no-install-recommends"] if piece is CHROMIUM else []) + [package])
+                            + (["--no-install-recommends"] if piece in NO_RECOMMENDS else []) + [package])
             if package == "postgresql-common":
                 commands += [["sh", "-c", c] for c in piece.after]
     say(f"installing {piece.name} ({piece.why}): " + "; ".join(" ".join(c) for c in commands if c[0] != "sh"))

@@ -51,7 +51,8 @@ def test_the_prerequisites_name_the_packages_ci_installs():
                    if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", p)}
     checked = {p for piece in prerequisites.pieces("test") for p in piece.apt}
     if os.geteuid() != 0:  # the hub test's pieces are checked for root only
-        checked |= {p for piece in (prerequisites.CHROMIUM, prerequisites.NPM, prerequisites.SYSTEM_VENV)
+        checked |= {p for piece in (prerequisites.CHROMIUM, prerequisites.NPM, prerequisites.SYSTEM_VENV,
+                                         prerequisites.SLURM)
                     for p in piece.apt}
     assert ci_packages == checked
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, select, update
 
+from course_student.words import plural
+
 DEFAULT_LEASE_SECONDS = 60
 MIN_LEASE_SECONDS = 2
 SHOWN_FOR = datetime.timedelta(days=1)   # `course status` names hosts seen within the last day
@@ -117,7 +119,7 @@ class Host:
             return (f"  DEAD host {self.host} (pid {self.pid}): last seen {self.last_seen:%H:%M:%S} UTC, {ago} s ago "
                     f"(its lease: {self.lease_seconds} s){taken}")
         return (f"  host {self.host} (pid {self.pid}): serving since {self.started_at:%H:%M:%S} UTC with "
-                f"{self.workers} worker(s), last seen {ago} s ago{taken}")
+                f"{plural(self.workers, 'worker')}, last seen {ago} s ago{taken}")
 
 
 def publisher(conn, now: datetime.datetime, known_dead=lambda claimant: False) -> str | None:
