@@ -77,7 +77,8 @@ def check_gradient(name: str, fn: Callable[..., Tensor], np_fn: Callable[..., np
     except Exception as err:
         raise AssertionError(f"{what}: gradient raised {type(err).__name__}: {err}") from err
     if len(grads) != len(inputs):
-        raise AssertionError(f"{what}: gradient returned {len(grads)} value(s) for {len(inputs)} input(s)")
+        raise AssertionError(f"{what}: gradient must return one value per input of the op (it has "
+                             f"{len(inputs)}); it returned {len(grads)}")
     for i, (g, a) in enumerate(zip(grads, arrays)):
         if g is None:
             raise AssertionError(f"{what}: gradient {i} is None. Did the function forget to `return`?")

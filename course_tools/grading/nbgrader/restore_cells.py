@@ -1,4 +1,5 @@
-"""nbgrader's OverwriteCells, with graded cells restored where the release has them.
+"""nbgrader's OverwriteCells, with graded cells restored where the release has them, and task
+cells restored without nbgrader's KeyError on a cell the gradebook does not know.
 
 nbgrader puts a graded cell that is missing from a submission back "after the previous source
 cell", looked up among the submission's graded and solution cells only, in the order the
@@ -37,6 +38,20 @@ class RestoreGradedCells(OverwriteCells):
                                                is_solution=grade_cell.name in solution_ids)
             nb.cells.insert(self._insert_at(nb, order, grade_cell.name), cell)
             present.add(grade_cell.name)
+        return nb, resources
+
+    def add_missing_task_cells(self, nb, resources):
+        """nbgrader's, less its KeyError: its per-cell step deletes the ``grade_id`` of a cell the
+        gradebook does not know (a cell of an earlier release version that a later one removed,
+        such as 02's old helpers cell), and its own version of this method then reads ``grade_id``
+        from every cell with nbgrader metadata, so autograde stopped and the student was not graded."""
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        source_cells = {cell.name: cell for cell in source_nb.source_cells}
+        present = {cell.metadata.get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+        for task_cell in source_nb.task_cells:
+            if task_cell.name not in present and task_cell.name in source_cells:
+                nb.cells.append(self.missing_cell_transform(source_cells[task_cell.name], task_cell.max_score,
+                                                            is_task=True))
         return nb, resources
 
     def _release_order(self) -> list[str]:
