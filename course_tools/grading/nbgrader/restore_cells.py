@@ -40,6 +40,17 @@ class RestoreGradedCells(OverwriteCells):
             present.add(grade_cell.name)
         return nb, resources
 
+    def preprocess_cell(self, cell, resources, cell_index):
+        """nbgrader's, then: a cell the gradebook does not know (a cell of an earlier release version
+        that a later one removed, such as 02's old helpers cell) had its ``grade_id`` deleted by
+        nbgrader, which leaves metadata its own validator then refuses ("nbgrader cell does not have
+        a grade_id"), so the student was not graded. Such a cell keeps its source and runs as a plain
+        cell: the earlier version's checks may call what it defines."""
+        cell, resources = super().preprocess_cell(cell, resources, cell_index)
+        if "grade_id" not in cell.metadata.get("nbgrader", {"grade_id": None}):
+            del cell.metadata["nbgrader"]
+        return cell, resources
+
     def add_missing_task_cells(self, nb, resources):
         """nbgrader's, less its KeyError: its per-cell step deletes the ``grade_id`` of a cell the
         gradebook does not know (a cell of an earlier release version that a later one removed,
