@@ -30,11 +30,14 @@ c.Autograde.autograde_preprocessors = [HiddenSuiteGrader, IgnorePattern, ClearMe
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 # A graded cell missing from a submission (deleted, or a task an earlier release version lacked) is
 # restored where the release has it; nbgrader's own OverwriteCells stops with a KeyError on some.
-from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteKernelspec  # noqa: E402
+# A flagged cell without a grade_id (the student deleted it) loses its flags first, where nbgrader's own
+# DeduplicateIds stops with a KeyError; the restore step then puts the release's graded cells back.
+from nbgrader.preprocessors import ClearOutput, OverwriteKernelspec  # noqa: E402
 
+from course_tools.grading.nbgrader.dedupe_ids import DeduplicateIdsSafely  # noqa: E402
 from course_tools.grading.nbgrader.restore_cells import RestoreGradedCells  # noqa: E402
 
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreGradedCells,
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIdsSafely, OverwriteKernelspec, RestoreGradedCells,
                                       CheckCellMetadata]
 c.HiddenSuiteGrader.timeout = 0  # seconds one notebook may take in all; 0: what its time budgets allow
 # Without bubblewrap, grading refuses to start; set True to grade anyway, unisolated (not recommended).

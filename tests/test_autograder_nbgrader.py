@@ -43,8 +43,16 @@ def graded_course(tmp_path_factory):
                      if not (c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code")]
     nested = nbformat.from_dict(json.loads(json.dumps(solution)))  # a reply nested 100,000 levels deep
     nested.cells.append(nbformat.v4.new_code_cell(DEEP_FRAME))
+    unnamed = nbformat.from_dict(json.loads(json.dumps(solution)))  # graded cells without their ids
+    for cell in unnamed.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            del meta["grade_id"]
+            cell.source = "pass"
+    unnamed.cells.append(nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": True, "points": 100, "schema_version": 3}}))
     submissions = {"alice": solution, "bob": blank, "carol": wrong, "dave": hostile, "frank": trimmed,
-                   "grace": nested}
+                   "grace": nested, "hank": unnamed}
     for student, nb in submissions.items():
         folder = course / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
@@ -76,6 +84,8 @@ def test_autograde_scores_every_student_and_the_batch_survives_bad_ones(graded_c
     assert all(score == 0 for score, _ in _scores(course, "dave").values())
     frank = _scores(course, "frank")  # deleted graded cells came back and were graded by task id
     assert {t: frank[t] for t in points} == {t: (p, p) for t, p in points.items()}
+    hank = _scores(course, "hank")  # ids deleted (nbgrader's own DeduplicateIds stopped): cells restored
+    assert {t: hank[t] for t in points} == {t: (p, p) for t, p in points.items()} and len(hank) == len(points)
     assert "erin" in result.stderr or "erin" in result.stdout  # nbgrader reports the corrupt file
     grace = _scores(course, "grace")  # her garbage frame costs the check that sent it, nothing else
     assert grace["forward_negate"][0] < grace["forward_negate"][1]
