@@ -14,7 +14,8 @@ import datetime
 from sqlalchemy import inspect, select, update
 
 from . import hosts
-from .queue import GRADING, Queue, known_dead, submissions, utcnow
+from .claimants import known_dead
+from .queue import GRADING, Queue, submissions, utcnow
 
 
 def register(queue: Queue, me: str, lease: int, workers: int) -> None:

@@ -123,14 +123,11 @@ class Host:
 
 
 def publisher(conn, now: datetime.datetime, known_dead=lambda claimant: False) -> str | None:
-    """The claimant of the host that publishes the pending pages: the live host (not stopped,
-    seen within its lease, not ``known_dead``: a process of this machine that no longer runs)
-    that started first, then the smallest claimant; None when none lives."""
-    query = select(hosts.c.claimant, hosts.c.started_at, hosts.c.last_seen, hosts.c.lease_seconds).where(
-        hosts.c.stopped_at.is_(None), hosts.c.last_seen >= now - SHOWN_FOR)
-    live = [(started, claimant) for claimant, started, last_seen, lease in conn.execute(query)
-            if now - last_seen <= datetime.timedelta(seconds=lease) and not known_dead(claimant)]
-    return min(live)[1] if live else None
+    """The claimant of the host that publishes the pending pages: the live host (not stopped, not
+    ``Host.dead``, not ``known_dead``: a process of this machine that no longer runs) that started
+    first, then the smallest claimant; None when none lives."""
+    live = [h for h in recent(conn, now) if h.stopped_at is None and not h.dead(now) and not known_dead(h.claimant)]
+    return min(live, key=lambda h: (h.started_at, h.claimant)).claimant if live else None
 
 
 def recent(conn, now: datetime.datetime) -> list[Host]:
