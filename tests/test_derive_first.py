@@ -42,11 +42,6 @@ ACCEPTED = [
     ("03_ndarray", "adjoint_check", "op_undilate", "abs(lhs-rhs)",
      "op_undilate's visible check tests the same identity by its absolute gap; the relative gap is "
      "the task's specification, given as mathematics in section 8, not this line"),
-    ("05_pooling_backward", "pool_col2im", "reference_loops", "(n,h+2*p,w+2*p,c)",
-     "the reference loops (convention 3's stand-in) define col2im; the task is the vectorised form, "
-     "a step they do not give (convention 7: a definition is not a recipe)"),
-    ("05_pooling_backward", "pool_col2im", "reference_loops", "out[:,p:p+h,p:p+w,:]",
-     "the same loops' final crop: part of the definition, shared by any correct col2im"),
     ("07_experiments", "experiment_precision", "gradient_histogram", "-(-len(Y_TRAIN)//BATCH)",
      "the histogram demo's batches per epoch (ceiling division); the task states its updates as "
      "epochs * len(loader), and this is plumbing, not the experiment's recipe"),
