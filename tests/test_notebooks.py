@@ -69,12 +69,12 @@ _EXPECTED_TIME = re.compile(r"\*\*Expected time\.\*\*[^(]*?\babout (an|one|two|t
 
 
 def _stated_points(nb):
-    """task -> N for every "(`task`, N points)" in the notebook's markdown."""
+    """task -> N for every "(`task`, N points)" in the notebook's markdown (N may be 2.5)."""
     stated = {}
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            for task, n in re.findall(r"\(`(\w+)`, (\d+) points?\b", cell.source):
-                stated[task] = int(n)
+            for task, n in re.findall(r"\(`(\w+)`, (\d+(?:\.\d+)?) points?\b", cell.source):
+                stated[task] = float(n)
     return stated
 
 
