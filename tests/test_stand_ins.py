@@ -1,5 +1,7 @@
 """The stand-ins the visible checks lend (course_lib.stand_ins) give the reference answers for every
 input they know, refuse the others, and keep their answers out of the clear."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -38,9 +40,12 @@ def test_inputs_the_checks_never_use_are_refused_and_errors_kept():
 
 
 def test_the_answers_are_not_written_out():
-    """01 asks for the order of (2, 3, 4) with axes (0, 2): the table must not show (2, 1, 0)."""
+    """01 asks for the order of (2, 3, 4) with axes (0, 2): neither the table nor 01's release (its
+    transpose_permutation check compares shapes with NumPy's swapaxes) shows (2, 1, 0)."""
     text = open(stand_ins.__file__, encoding="utf-8").read()
     assert "(2, 1, 0)" not in text and "15.0" not in text
+    release = Path(__file__).resolve().parents[1] / "assignments" / "01_forward_ops" / "01_forward_ops.ipynb"
+    assert "(2, 1, 0)" not in release.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("shape,to", [((2, 1, 4), (5, 2, 3, 4)), ((4,), (3, 4)), ((), (2, 2)), ((3, 1), (3, 4))])
