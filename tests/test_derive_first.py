@@ -29,10 +29,6 @@ OLD_CELLS = json.loads((ROOT / "tests" / "fixtures" / "derive_first" / "old_rele
 # Real leaks still open: (assignment, task, reading cell's grade_id, expression as squeezed).
 # Each is the class of defect the rule is for; fix the notebook, then delete the line.
 KNOWN_OPEN = [
-    # the stubs' docstrings state the answer's code ("a ** self.scalar, elementwise"); 01's
-    # one-line arithmetic ops, counted as transcription in convention 7's measure
-    ("01_forward_ops", "forward_power_scalar", "forward_power_scalar_code", "a**self.scalar"),
-    ("01_forward_ops", "forward_divide_scalar", "forward_divide_scalar_code", "a/self.scalar"),
     # im2col's step 1 gives the exact call, padding widths included (04's im2col steps)
     ("04_conv_backward", "conv_im2col_forward", "forward_pass_fast_im2col_md", "a.pad(((0,0),(p,p),(p,p),(0,0)))"),
 ]
