@@ -150,6 +150,31 @@ def test_solutions_execute_within_budget(fresh_build):
     assert sum(timings.values()) < TOTAL_BUDGET_S, timings
 
 
+_RUN_TIME = re.compile(r"runs in (\w+) to (\w+) minutes")
+
+
+def test_stated_run_times_are_the_budget_the_build_enforces():
+    """A run time in the prose is not a measurement typed in: the upper end a notebook states (and
+    docs/hub.md repeats for the heaviest one) must cover the CPU budget that
+    test_solutions_execute_within_budget enforces on every build, and a notebook with a budget of
+    its own must state one."""
+    stated = {}
+    for assignment in BUILT:
+        intro = next(c.source for c in _source(assignment).cells if c.cell_type == "markdown")
+        found = _RUN_TIME.search(intro)
+        budget = SOLUTION_BUDGET_S.get(assignment, DEFAULT_BUDGET_S)
+        if assignment in SOLUTION_BUDGET_S:
+            assert found, f"{assignment}: its solution has a budget of {budget} s; the introduction states no 'runs in N to M minutes'"
+        if found:
+            stated[assignment] = found.group(0)
+            assert budget <= 60 * _HOURS[found.group(2).lower()], (assignment, found.group(0), budget)
+    heaviest = max(BUILT, key=lambda a: SOLUTION_BUDGET_S.get(a, DEFAULT_BUDGET_S))
+    hub = (ROOT / "docs" / "hub.md").read_text(encoding="utf-8")
+    on_hub = re.search(rf"heaviest notebook \({heaviest[:2]}\) {_RUN_TIME.pattern}", hub)
+    assert on_hub, f"docs/hub.md does not name {heaviest} as the heaviest notebook with its run time"
+    assert on_hub.group(0).endswith(stated[heaviest]), (on_hub.group(0), stated[heaviest])
+
+
 @pytest.mark.parametrize("assignment", BUILT)
 def test_release_executes_and_every_graded_cell_fails(fresh_build, assignment):
     out, _ = fresh_build
