@@ -363,19 +363,32 @@ def test_the_precision_experiments_check_survives_a_wrong_scaler(mistake, tmp_pa
     assert not errors, f"a scaler that {mistake} fails the precision experiment's check: {errors[0].evalue if errors else ''}"
 
 
-# A wrong answer, not only a stub, must leave Run All going: the catalogue's wrong reduce_to_shape
-# raises ValueError (not NotImplementedError) in 02's end-to-end demo and second-order demo.
-RUN_ALL_WRONG_ANSWERS = [("02_backward_ops", "reduce_ignores_prepended_axes")]
+# A wrong answer, not only a stub, must leave Run All going (the blank release test runs every demo
+# with the stubs). Each notebook runs once with wrong answers of the catalogue for the tasks its demos
+# use, several at once. 02: a wrong reduce_to_shape raises ValueError in the end-to-end table and the
+# training demo, power_scalar and exp reach the second-order and raw-array demos. 03: column-major
+# strides reach every NDArray demo, flip, pad and undilate the adjoint demo and the digit figure, and
+# adjoint_check the adjoint demo and the recipe figure. 04: im2col reaches the timing demo, the
+# backward the staged checks, the PyTorch comparison and the training, nn.Conv the training and the
+# kernel figure, and the worked example its self-check.
+RUN_ALL_WRONG_ANSWERS = [
+    ("02_backward_ops", ("reduce_ignores_prepended_axes", "power_scalar_uses_output", "exp_gradient_outside_the_graph")),
+    ("03_ndarray", ("compact_strides_column_major", "flip_ignores_existing_offset", "pad_ignores_before",
+                    "undilate_gradient_not_cropped", "adjoint_check_lets_nan_through")),
+    ("04_conv_backward", ("im2col_ignores_dilation", "backward_kernel_not_flipped", "nn_conv_valid_padding",
+                          "worked_example_counts_windows")),
+]
 
 
-@pytest.mark.parametrize("assignment,mistake", RUN_ALL_WRONG_ANSWERS)
-def test_a_wrong_answer_stops_no_given_cell(assignment, mistake, tmp_path):
-    case = next(c for c in wrong_catalogue(assignment) if c["name"] == mistake)
+@pytest.mark.parametrize("assignment,mistakes", RUN_ALL_WRONG_ANSWERS, ids=[a for a, _ in RUN_ALL_WRONG_ANSWERS])
+def test_a_wrong_answer_stops_no_given_cell(assignment, mistakes, tmp_path):
+    mistake = " + ".join(mistakes)
     nb = _source(assignment)
-    for cell in nb.cells:
-        for old, new in case["edits"].get(_nbgrader(cell).get("grade_id"), []):
-            assert cell.source.count(old) == 1, f"{mistake}: {old!r} is no longer in the solution once"
-            cell.source = cell.source.replace(old, new)
+    for case in [next(c for c in wrong_catalogue(assignment) if c["name"] == name) for name in mistakes]:
+        for cell in nb.cells:
+            for old, new in case["edits"].get(_nbgrader(cell).get("grade_id"), []):
+                assert cell.source.count(old) == 1, f"{case['name']}: {old!r} is no longer in the solution once"
+                cell.source = cell.source.replace(old, new)
     folder = tmp_path / assignment
     shutil.copytree(course_build.release_notebook(assignment).parent, folder)
     probe = folder / "probe.ipynb"
