@@ -29,15 +29,10 @@ OLD_CELLS = json.loads((ROOT / "tests" / "fixtures" / "derive_first" / "old_rele
 # Real leaks still open: (assignment, task, reading cell's grade_id, expression as squeezed).
 # Each is the class of defect the rule is for; fix the notebook, then delete the line.
 KNOWN_OPEN = [
-    # im2col's step 1 gives the exact call, padding widths included (04's im2col steps)
-    ("04_conv_backward", "conv_im2col_forward", "forward_pass_fast_im2col_md", "a.pad(((0,0),(p,p),(p,p),(0,0)))"),
 ]
 
 # Found by the rule, read, and not a recipe for the task: (assignment, task, cell, expression, why).
 ACCEPTED = [
-    ("03_ndarray", "adjoint_check", "op_undilate", "abs(lhs-rhs)",
-     "op_undilate's visible check tests the same identity by its absolute gap; the relative gap is "
-     "the task's specification, given as mathematics in section 8, not this line"),
     ("07_experiments", "experiment_precision", "gradient_histogram", "-(-len(Y_TRAIN)//BATCH)",
      "the histogram demo's batches per epoch (ceiling division); the task states its updates as "
      "epochs * len(loader), and this is plumbing, not the experiment's recipe"),
