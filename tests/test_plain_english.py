@@ -74,6 +74,8 @@ IDIOMS = {
     r"\bspot on\b": "exactly right",
     r"\bpays? off\b": "is worth its cost",
     r"\bfor free\b": "at no extra cost",
+    r"\bat hand\b": "near you, open beside the notebook",
+    r"\ba couple of\b": "two, a few",
 }
 
 
@@ -96,13 +98,15 @@ def test_no_idioms_in_the_notebooks():
 @pytest.mark.parametrize("idiom", ["That keeps every gradient in assignment 02 honest.",
                                    "Belt and braces: we also copy the weights.", "It is dearer in memory.",
                                    "A bug sneaks in.", "The effect would drown in the noise.",
-                                   "make your code right, not just green"])
+                                   "make your code right, not just green", "Keep this table at hand:",
+                                   "trained for a couple of seconds"])
 def test_the_idioms_the_course_has_met_are_caught(idiom):
     assert any(re.search(pattern, idiom, flags=re.IGNORECASE) for pattern in IDIOMS)
 
 
 @pytest.mark.parametrize("plain", ["Say honestly what your measurements show.", "a stand-in for the reference",
-                                   "the heartbeat", "Each run gets its own loader.", "It reaches 0.91."])
+                                   "the heartbeat", "Each run gets its own loader.", "It reaches 0.91.",
+                                   "A search that handles a node once."])
 def test_plain_words_are_not_taken_for_idioms(plain):
     assert not any(re.search(pattern, plain, flags=re.IGNORECASE) for pattern in IDIOMS)
 
