@@ -3,7 +3,7 @@
     assignments/<id>/   nbgrader's generate_assignment of source/<id>/, plus the student-facing
                         course_lib for that assignment (earlier tasks kept, later ones stubbed)
     solutions/<id>/     the source notebook executed top to bottom, outputs and figures kept
-    both                glossary.md, a copy of docs/glossary.md that every notebook links to
+    both                glossary.md and debugging.md, copies of the docs/ pages every notebook links to
 
     python -m course_tools.build                 # rebuild everything
     python -m course_tools.build 03_ndarray      # one assignment
@@ -36,7 +36,11 @@ from .student_lib import build_student_lib
 GENERATED_NOTE = "generated from source/{id}/{id}.ipynb by `python -m course_tools.build` - do not edit; edit the source"
 SOLUTION_TIMEOUT_S = 600
 GLOSSARY = ROOT / "docs" / "glossary.md"
-GLOSSARY_NOTE = "<!-- generated from docs/glossary.md by `python -m course_tools.build` - do not edit; edit docs/glossary.md -->\n"
+DEBUGGING = ROOT / "docs" / "debugging.md"
+# The pages of docs/ that every notebook links: copied beside it, so that the links work in a
+# release handed out alone (offline, or in a hub that serves only the release folder).
+STUDENT_PAGES = (GLOSSARY, DEBUGGING)
+PAGE_NOTE = "<!-- generated from docs/{name} by `python -m course_tools.build` - do not edit; edit docs/{name} -->\n"
 
 
 class BuildError(RuntimeError):
@@ -76,9 +80,14 @@ def _mark_generated(path: Path, assignment: str) -> None:
     nbformat.write(nb, str(path))
 
 
-def _copy_glossary(folder: Path) -> None:
-    """The glossary beside the notebook, so that its link works in a release handed out alone."""
-    (folder / GLOSSARY.name).write_text(GLOSSARY_NOTE + GLOSSARY.read_text(encoding="utf-8"), encoding="utf-8")
+def student_page_text(page: Path) -> str:
+    """page (one of STUDENT_PAGES) as the build copies it beside a notebook: a banner, then the page."""
+    return PAGE_NOTE.format(name=page.name) + page.read_text(encoding="utf-8")
+
+
+def _copy_student_pages(folder: Path) -> None:
+    for page in STUDENT_PAGES:
+        (folder / page.name).write_text(student_page_text(page), encoding="utf-8")
 
 
 def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
@@ -88,7 +97,7 @@ def build_release(assignment: str, out_root: Path = RELEASE) -> Path:
         course = Path(scratch)
         shutil.copytree(SOURCE / assignment, course / "source" / assignment,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "course_lib"))
-        _copy_glossary(course / "source" / assignment)   # released by nbgrader with the notebook
+        _copy_student_pages(course / "source" / assignment)   # released by nbgrader with the notebook
         result = subprocess.run(
             [sys.executable, "-m", "nbgrader", "generate_assignment", assignment, "--force",
              f"--CourseDirectory.root={course}", "--CourseDirectory.release_directory=release",
@@ -140,7 +149,7 @@ def build_solution(assignment: str, out_root: Path = SOLUTIONS) -> tuple[Path, f
         seconds = time.perf_counter() - start
     nb.metadata.setdefault("course", {})["generated"] = GENERATED_NOTE.format(id=assignment)
     nbformat.write(nb, str(dest / source.name))
-    _copy_glossary(dest)
+    _copy_student_pages(dest)
     return dest / source.name, seconds
 
 
@@ -186,10 +195,11 @@ def compare_builds(assignments: list[str], fresh_release: Path, fresh_solutions:
             committed_nb = SOLUTIONS / assignment / notebook.name
             if not committed_nb.exists() or _comparable_solution(notebook) != _comparable_solution(committed_nb):
                 problems.append(f"solutions/{assignment}/{notebook.name}")
-        fresh_glossary, committed_glossary = (root / assignment / GLOSSARY.name for root in (fresh_solutions, SOLUTIONS))
-        if fresh_glossary.exists() and (not committed_glossary.exists()
-                                        or fresh_glossary.read_bytes() != committed_glossary.read_bytes()):
-            problems.append(f"solutions/{assignment}/{GLOSSARY.name}")
+        for page in STUDENT_PAGES:
+            fresh_page, committed_page = (root / assignment / page.name for root in (fresh_solutions, SOLUTIONS))
+            if fresh_page.exists() and (not committed_page.exists()
+                                        or fresh_page.read_bytes() != committed_page.read_bytes()):
+                problems.append(f"solutions/{assignment}/{page.name}")
     return problems
 
 

@@ -404,13 +404,16 @@ def test_a_wrong_answer_stops_no_given_cell(assignment, mistakes, tmp_path):
 
 
 @pytest.mark.parametrize("assignment", BUILT)
-def test_the_introduction_links_the_glossary_that_the_build_puts_beside_it(assignment):
+def test_the_introduction_links_the_student_pages_that_the_build_puts_beside_it(assignment):
+    """The glossary and the debugging guide: linked from the introduction, and copied beside the
+    notebook in its release and its solution, so that the links work offline."""
     intro = next(c.source for c in _source(assignment).cells if c.cell_type == "markdown")
-    assert "](glossary.md)" in intro, f"{assignment}: the introduction does not link glossary.md"
-    for folder in (course_build.RELEASE, course_build.SOLUTIONS):
-        copy = folder / assignment / "glossary.md"
-        assert copy.exists() and copy.read_text(encoding="utf-8").endswith(
-            course_build.GLOSSARY.read_text(encoding="utf-8")), f"{copy} is missing or stale: run `make course`"
+    for page in course_build.STUDENT_PAGES:
+        assert f"]({page.name})" in intro, f"{assignment}: the introduction does not link {page.name}"
+        for folder in (course_build.RELEASE, course_build.SOLUTIONS):
+            copy = folder / assignment / page.name
+            assert copy.exists() and copy.read_text(encoding="utf-8") == course_build.student_page_text(page), \
+                f"{copy} is missing or stale: run `make course`"
     glossary = course_build.GLOSSARY.read_text(encoding="utf-8")
     for overloaded in ("**adjoint**", "`dilation=`", "cross-correlation", "rotate by 180°", "中文", "русский"):
         assert overloaded in glossary, f"docs/glossary.md does not explain {overloaded}"

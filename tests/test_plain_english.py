@@ -23,8 +23,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "source").glob("*/*.ipynb"))
-# The pages of docs/ that students read: the glossary every notebook links, the debugging guide it
-# points to, and the student guide. (The other pages are for instructors and developers.)
+# The pages of docs/ that students read: the glossary and the debugging guide every notebook links,
+# and the student guide. (The other pages are for instructors and developers.)
 STUDENT_DOCS = [ROOT / "docs" / name for name in ("glossary.md", "debugging.md", "student-guide.md")]
 MAX_WORDS = 40
 MAX_BREAKS = 5
