@@ -370,14 +370,21 @@ def test_the_precision_experiments_check_survives_a_wrong_scaler(mistake, tmp_pa
 # strides reach every NDArray demo, flip, pad and undilate the adjoint demo and the digit figure, and
 # adjoint_check the adjoint demo and the recipe figure. 04: im2col reaches the timing demo, the
 # backward the staged checks, the PyTorch comparison and the training, nn.Conv the training and the
-# kernel figure, and the worked example its self-check.
+# kernel figure, and the worked example its self-check. 05 and 06: one wrong answer for every task.
 RUN_ALL_WRONG_ANSWERS = [
     ("02_backward_ops", ("reduce_ignores_prepended_axes", "power_scalar_uses_output", "exp_gradient_outside_the_graph")),
     ("03_ndarray", ("compact_strides_column_major", "flip_ignores_existing_offset", "pad_ignores_before",
                     "undilate_gradient_not_cropped", "adjoint_check_lets_nan_through")),
     ("04_conv_backward", ("im2col_ignores_dilation", "backward_kernel_not_flipped", "nn_conv_valid_padding",
                           "worked_example_counts_windows")),
+    ("05_pooling_backward", ("maxpool_pads_with_zeros", "maxpool_mask_pads_with_zeros", "maxpool_backward_without_compact",
+                             "col2im_assigns_instead_of_adding", "avgpool_sums_instead_of_averaging",
+                             "avgpool_backward_divides_by_k", "worked_example_avg_not_divided")),
+    ("06_gradient_checking", ("divides-by-h", "float32-sweep-in-float64", "check-finite-nan-only")),
 ]
+# 07 passed the same run with one wrong answer per task (cost model, memory, seeds, both experiments,
+# scaler, precision recipe; 2026-12-07) but costs a minute of CI; its experiment checks lend what
+# they need (test_the_precision_experiments_check_survives_a_wrong_scaler and the catalogue).
 
 
 @pytest.mark.parametrize("assignment,mistakes", RUN_ALL_WRONG_ANSWERS, ids=[a for a, _ in RUN_ALL_WRONG_ANSWERS])
