@@ -21,6 +21,7 @@ from grading_support import wrong_catalogue
 from course_lib import tasks
 from course_lib.checks import RUN_ALL_NOTE
 from course_tools import build as course_build
+from course_tools.cited_numbers import uncomputed_citations
 from course_tools.demonstrations import is_demonstration
 from course_tools.regions import library_regions, notebook_region_bodies
 
@@ -141,6 +142,16 @@ def test_committed_releases_and_solutions_are_fresh(fresh_build):
     out, _ = fresh_build
     stale = course_build.compare_builds(BUILT, out / "assignments", out / "solutions")
     assert stale == [], "out of date; run `make course`: " + ", ".join(stale)
+
+
+def test_model_answers_of_the_solutions_built_here_cite_only_their_own_run(fresh_build):
+    """tests/test_model_answers.py reads the committed solutions; these were built just now, on
+    this machine under this run's load (two test files at once), so their timings and memory
+    differ from the committed ones. A model answer that typed a number in fails here."""
+    out, _ = fresh_build
+    problems = {notebook.parent.name: uncomputed_citations(nbformat.read(str(notebook), as_version=4))
+                for notebook in sorted((out / "solutions").glob("*/*.ipynb"))}
+    assert problems and not any(problems.values()), {k: list(map(str, v)) for k, v in problems.items() if v}
 
 
 def test_solutions_execute_within_budget(fresh_build):
