@@ -189,7 +189,7 @@ MISCONCEPTIONS = [
         "Dilating out_grad back gives ceil(n / (d+1)) * (d+1) entries, which is more than n unless n is a multiple "
         "of d + 1: your gradient then has extra zeros at the end and the wrong shape. Crop it back to the "
         "input's shape.",
-        _where(7, "UnDilate: the inverse and the adjoint"), undilate_gradient_not_cropped),
+        _where(7, "UnDilate: undo the dilation"), undilate_gradient_not_cropped),
 ]
 
 
