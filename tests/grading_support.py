@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import copy
+import fcntl
 import importlib
+import json
 import os
+import time
 import shutil
 import subprocess
 import tempfile
@@ -66,24 +69,63 @@ def wrong_catalogue(assignment: str) -> list[dict]:
 _GRADED: dict = {}
 
 
+def _shared_gradings() -> Path | None:
+    """A folder that the xdist workers of this one test run share, for the gradings of graded();
+    None outside xdist. `make test` runs test_autograder and test_diagnosis on two workers at once,
+    and both grade the whole catalogue: each grading done once saves about ten minutes of CPU.
+    Keyed by the run's id, so no run reads another's results (older folders are removed)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        return None
+    root = Path(tempfile.gettempdir())
+    for old in root.glob("course-graded-*"):
+        if old.name != f"course-graded-{run}" and time.time() - old.stat().st_mtime > 86400:
+            shutil.rmtree(old, ignore_errors=True)
+    folder = root / f"course-graded-{run}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def _grade_case(assignment: str, case: str | None) -> dict:
+    from course_tools.build import release_notebook
+    from course_tools.demo_class import apply_edits
+
+    if case is None:
+        nb = source(assignment)
+    elif case == "blank":
+        nb = nbformat.read(str(release_notebook(assignment)), as_version=4)
+    else:
+        edits = next(c for c in wrong_catalogue(assignment) if c["name"] == case)["edits"]
+        nb = apply_edits(source(assignment), edits)
+    with tempfile.TemporaryDirectory() as folder:
+        return grade(assignment, nb, folder)
+
+
 def graded(assignment: str, case: str | None = None) -> dict:
     """The result of grading the solution (case None), the blank release (case "blank") or a
-    catalogue case, graded once per test session: the calibration tests (test_autograder) and the
-    diagnosis tests (test_diagnosis) read the same gradings. Read it, never change it."""
+    catalogue case, graded once per test run: the calibration tests (test_autograder) and the
+    diagnosis tests (test_diagnosis) read the same gradings, within one process and across the
+    run's xdist workers (a worker that wants a grading another is doing waits for it; the two
+    files walk the catalogue in opposite orders, so they seldom wait). Read it, never change it."""
     key = (assignment, case)
-    if key not in _GRADED:
-        from course_tools.build import release_notebook
-        from course_tools.demo_class import apply_edits
-
-        if case is None:
-            nb = source(assignment)
-        elif case == "blank":
-            nb = nbformat.read(str(release_notebook(assignment)), as_version=4)
+    if key in _GRADED:
+        return _GRADED[key]
+    shared = _shared_gradings()
+    if shared is None:
+        _GRADED[key] = _grade_case(assignment, case)
+        return _GRADED[key]
+    path = shared / f"{assignment}--{case or 'solution'}.json"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            _GRADED[key] = json.loads(path.read_text(encoding="utf-8"))
         else:
-            edits = next(c for c in wrong_catalogue(assignment) if c["name"] == case)["edits"]
-            nb = apply_edits(source(assignment), edits)
-        with tempfile.TemporaryDirectory() as folder:
-            _GRADED[key] = grade(assignment, nb, folder)
+            result = _grade_case(assignment, case)
+            text = json.dumps(result)
+            assert json.loads(text) == result, "a grading result that JSON does not carry whole"
+            path.with_suffix(".part").write_text(text, encoding="utf-8")
+            path.with_suffix(".part").replace(path)
+            _GRADED[key] = result
     return _GRADED[key]
 
 
