@@ -199,8 +199,15 @@ def open_feedback(page, assignment: str, timestamp: str | None = None):
     where = tab.locator("#submitted_assignments_list")
     if timestamp is not None:
         where = where.locator(".nested_list_item", has_text=timestamp)
+    link = where.locator("a", has_text="view feedback").first
+    try:
+        link.wait_for(timeout=60_000)
+    except Exception as error:   # Playwright's TimeoutError: say what the tab showed instead
+        listed = tab.locator("#submitted_assignments_list").inner_text()
+        raise AssertionError(f"no (view feedback) link on the submission of {timestamp} in 60 s; "
+                             f"the tab lists: {listed!r}") from error
     with page.context.expect_page() as opened:
-        where.locator("a", has_text="view feedback").first.click()
+        link.click()
     feedback = opened.value
     feedback.wait_for_load_state()
     assert feedback.url.split("?")[0].endswith(f"/{assignment}.html"), feedback.url

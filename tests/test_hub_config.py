@@ -199,6 +199,9 @@ NODE_HARNESS = r'''
 // What JupyterLab's loader does with the entry (bootstrap.js: init, then get("./extension")),
 // then the plugin's activate with an app that has the two things it uses.
 global.window = {opened: [], open: (url, target, features) => window.opened.push([url, target, features])};
+// No Assignments tab under node: a document with nothing in it (the tab itself: tests/test_feedback_link_tab.py).
+global.document = {addEventListener: () => {}, body: {}, querySelectorAll: () => []};
+global.MutationObserver = class { observe() {} };
 require(process.argv[2]);
 const container = window._JUPYTERLAB["course-feedback-link"];
 (async () => {

@@ -16,6 +16,15 @@
 // Feedback does (nbgrader's POST assignments/fetch_feedback), every FETCH_EVERY_MS until the
 // fetched page is no longer the queue's, for at most FETCH_FOR_MS. The tab it opened then shows
 // the graded page at its next reload: one click on (view feedback) is enough.
+//
+// Graded while it was fetched: nbgrader's Assignments tab lists a submission as "(feedback
+// available to fetch)", without a (view feedback) link, when the student's copy differs from the
+// exchange's page. That happens when the grading service replaces its queue page with the graded
+// page between a Fetch Feedback and the list nbgrader shows after it. Within ASKED_FOR_MS of a
+// student's click on a Fetch Feedback button, this clicks that assignment's Fetch Feedback button
+// again for each such row (nbgrader's own request and refresh), at most AUTO_FETCHES times per
+// submission and page load, so the one Fetch Feedback the student asked for ends with a (view
+// feedback) link. Feedback released later (the final grading) still waits for the student's click.
 (function () {
   "use strict";
   var FEEDBACK_FOLDER = /(^|\/)feedback\/[^/]+\/?$/;
@@ -23,6 +32,11 @@
   var FETCH_EVERY_MS = 5000;
   var FETCH_FOR_MS = 15 * 60 * 1000;
   var fetching = {};   // page path -> true while it is fetched again
+  var AVAILABLE = "(feedback available to fetch)";   // nbgrader's text on such a row
+  var ASKED_FOR_MS = 60 * 1000;
+  var AUTO_FETCHES = 2;
+  var askedAt = 0;       // the last click on a Fetch Feedback button (Date.now())
+  var autoFetched = {};  // "assignment|timestamp" -> how many times this fetched it again
 
   function filesUrl(baseUrl, path) {
     return baseUrl.replace(/\/?$/, "/") + "files/" + path.split("/").map(encodeURIComponent).join("/");
@@ -77,11 +91,63 @@
     window.setTimeout(again, FETCH_EVERY_MS);
   }
 
+  // Each submission row of the Assignments tab that says AVAILABLE, with its assignment's row
+  // (nbgrader: assignment row > .col-md-12 with the name and the button, then a container of
+  // .nested_list_item rows whose .item_name starts with the submission's time).
+  function availableRows() {
+    var found = [];
+    document.querySelectorAll("#submitted_assignments_list .nested_list_item").forEach(function (item) {
+      var name = item.querySelector(".item_name");
+      var row = item.parentElement && item.parentElement.parentElement;
+      var title = row && row.querySelector(":scope > .col-md-12 > .item_name");
+      if (name && title && title.firstElementChild && name.textContent.indexOf(AVAILABLE) >= 0) {
+        found.push({ row: row, key: title.firstElementChild.textContent.trim() + "|" +
+                     (name.firstChild ? name.firstChild.textContent.trim() : "") });
+      }
+    });
+    return found;
+  }
+
+  function fetchAgainWhereGradedMeanwhile() {
+    if (Date.now() - askedAt > ASKED_FOR_MS) {
+      return;
+    }
+    availableRows().forEach(function (found) {
+      var button = found.row.querySelector(":scope > .col-md-12 button");
+      if (!button || button.disabled || (autoFetched[found.key] || 0) >= AUTO_FETCHES) {
+        return;
+      }
+      autoFetched[found.key] = (autoFetched[found.key] || 0) + 1;
+      button.click();
+    });
+  }
+
+  function watchTheAssignmentsTab() {
+    // A student's click on a submitted assignment's button (Fetch Feedback); this file's own
+    // clicks count too, and AUTO_FETCHES bounds them.
+    document.addEventListener("click", function (event) {
+      var button = event.target && event.target.closest && event.target.closest("button");
+      if (button && button.closest("#submitted_assignments_list")) {
+        askedAt = Date.now();
+      }
+    }, true);
+    var pending = false;
+    // nbgrader rebuilds its lists after each request: look again after the page changes (at most
+    // every 200 ms, as course-deadlines does).
+    new MutationObserver(function () {
+      if (!pending) {
+        pending = true;
+        window.setTimeout(function () { pending = false; fetchAgainWhereGradedMeanwhile(); }, 200);
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  }
+
   var plugin = {
     id: "course-feedback-link:open",
     description: "(view feedback) in the Assignments tab opens the feedback page, typeset, in a tab of its own.",
     autoStart: true,
     activate: function (app) {
+      watchTheAssignmentsTab();
       app.commands.commandExecuted.connect(function (_, executed) {
         var path = (executed.args && executed.args.path) || "";
         if (executed.id !== "filebrowser:go-to-path" || !FEEDBACK_FOLDER.test(path)) {
