@@ -187,7 +187,11 @@ def submit(page, assignment: str) -> None:
 def fetch_feedback(page, assignment: str) -> None:
     tab = assignments_tab(page)
     row = tab.locator("#submitted_assignments_list .list_item", has_text=assignment).first
-    row.locator("button", has_text="Fetch Feedback").click()
+    # An earlier submission's link may be there already: that the click reached the server is
+    # what says it was not lost (open_feedback waits for the link of the submission it wants).
+    with page.expect_response(lambda r: r.request.method == "POST" and "/assignments/fetch_feedback" in r.url,
+                              timeout=60_000):
+        row.locator("button", has_text="Fetch Feedback").click()
     tab.locator("#submitted_assignments_list a", has_text="view feedback").first.wait_for(timeout=60_000)
 
 

@@ -33,6 +33,36 @@ def _label(deadline: datetime.datetime, browser_zone: str, extended: bool) -> st
             + (", extended" if extended else ""))
 
 
+# Every animation frame (drawn or about to be) while the tab is refreshed three times: how many
+# showed an assignment row without its label.
+WATCH_FRAMES = """async () => {
+  const rows = () => document.querySelectorAll(
+    "#released_assignments_list > .list_item, #fetched_assignments_list > .list_item, #submitted_assignments_list > .list_item");
+  let bare = 0, frames = 0, watching = true;
+  const frame = () => { frames += 1; if ([...rows()].some(r => !r.querySelector(".course-deadline"))) bare += 1;
+                        if (watching) requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+  for (let i = 0; i < 3; i++) {
+    document.getElementById("refresh_assignments_list").click();
+    const started = Date.now();
+    await new Promise(r => setTimeout(r, 50));
+    while (!document.querySelector("#released_assignments_list_loading[hidden]") && Date.now() - started < 20000) {
+      await new Promise(r => setTimeout(r, 20));
+    }
+    await new Promise(r => setTimeout(r, 500));
+  }
+  watching = false;
+  return [bare, frames];
+}"""
+
+
+def _frames_with_a_row_unlabelled(page) -> int:
+    """Refresh the Assignments tab three times; the frames drawn with an assignment row and no label."""
+    bare, frames = page.evaluate(WATCH_FRAMES)
+    assert frames > 10, f"only {frames} animation frames seen: the check would see nothing"
+    return bare
+
+
 @pytest.mark.slow   # two JupyterLab servers start (in parallel, while the course is made): about 25 s on 2 busy cores
 def test_each_student_sees_their_own_deadline_on_each_assignment_in_the_assignments_tab(tmp_path):
     # ada in New York (summer time from 14 March), ben in Tokyo: the browser's own zone decides "your time".
@@ -66,6 +96,8 @@ def test_each_student_sees_their_own_deadline_on_each_assignment_in_the_assignme
                                 ".course-deadline")
                             label.wait_for()
                             assert label.text_content() == _label(deadline, zone, extended), student
+                        assert not _frames_with_a_row_unlabelled(page), \
+                            f"{student}: rows were drawn before their label (the label then moves every row below it)"
                         context.close()
                 finally:
                     browser.close()

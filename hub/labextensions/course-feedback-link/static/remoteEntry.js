@@ -20,7 +20,7 @@
 // Graded while it was fetched: nbgrader's Assignments tab lists a submission as "(feedback
 // available to fetch)", without a (view feedback) link, when the student's copy differs from the
 // exchange's page. That happens when the grading service replaces its queue page with the graded
-// page between a Fetch Feedback and the list nbgrader shows after it. Within ASKED_FOR_MS of a
+// page after a Fetch Feedback copied the queue page and before the student opened it. Within ASKED_FOR_MS of a
 // student's click on a Fetch Feedback button, this clicks that assignment's Fetch Feedback button
 // again for each such row (nbgrader's own request and refresh), at most AUTO_FETCHES times per
 // submission and page load, so the one Fetch Feedback the student asked for ends with a (view
