@@ -36,6 +36,11 @@ def _source(assignment):
     return nbformat.read(str(course_build.source_notebook(assignment)), as_version=4)
 
 
+def _introduction(nb) -> str:
+    """The notebook's first markdown cell: its introduction (expected time, points, links)."""
+    return next(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
 def _nbgrader(cell):
     return cell.metadata.get("nbgrader", {})
 
@@ -96,7 +101,7 @@ def test_points_follow_the_expected_time_and_the_prose_states_them_right(assignm
     the metadata's, every "(`task`, N points)" matches its cell, and the rate is about 12 an hour."""
     nb = _source(assignment)
     points = {_nbgrader(c)["grade_id"]: _nbgrader(c)["points"] for c in nb.cells if _nbgrader(c).get("grade")}
-    intro = next(c.source for c in nb.cells if c.cell_type == "markdown")
+    intro = _introduction(nb)
     found = _EXPECTED_TIME.search(intro)
     assert found, f"{assignment}: the introduction states no 'Expected time ... about N hours (T points; ...'"
     hours = _HOURS[found.group(1).lower()] + _FRACTIONS[found.group(2).lower() or found.group(3).lower()]
@@ -171,7 +176,7 @@ def test_stated_run_times_are_the_budget_the_build_enforces():
     its own must state one."""
     stated = {}
     for assignment in BUILT:
-        intro = next(c.source for c in _source(assignment).cells if c.cell_type == "markdown")
+        intro = _introduction(_source(assignment))
         found = _RUN_TIME.search(intro)
         budget = SOLUTION_BUDGET_S.get(assignment, DEFAULT_BUDGET_S)
         if assignment in SOLUTION_BUDGET_S:
@@ -425,7 +430,7 @@ def test_a_wrong_answer_stops_no_given_cell(assignment, mistakes, tmp_path):
 def test_the_introduction_links_the_student_pages_that_the_build_puts_beside_it(assignment):
     """The glossary and the debugging guide: linked from the introduction, and copied beside the
     notebook in its release and its solution, so that the links work offline."""
-    intro = next(c.source for c in _source(assignment).cells if c.cell_type == "markdown")
+    intro = _introduction(_source(assignment))
     for page in course_build.STUDENT_PAGES:
         assert f"]({page.name})" in intro, f"{assignment}: the introduction does not link {page.name}"
         for folder in (course_build.RELEASE, course_build.SOLUTIONS):
