@@ -87,6 +87,9 @@ def test_each_student_sees_their_own_deadline_on_each_assignment_in_the_assignme
                         context = browser.new_context(timezone_id=zone, viewport={"width": 1400, "height": 900})
                         context.set_default_timeout(120_000)
                         page = context.new_page()
+                        asked = []   # the extension's questions to the student's server
+                        page.on("request", lambda r, asked=asked: asked.append(r.url)
+                                if r.url.split("?")[0].endswith("/course/deadlines") else None)
                         page.goto(f"{labs[student].url}/lab?token={labs[student].token}")
                         page.wait_for_selector("#jp-main-dock-panel")
                         menu(page, "Nbgrader", "Assignment List")
@@ -96,8 +99,16 @@ def test_each_student_sees_their_own_deadline_on_each_assignment_in_the_assignme
                                 ".course-deadline")
                             label.wait_for()
                             assert label.text_content() == _label(deadline, zone, extended), student
+                        before = len(asked)
                         assert not _frames_with_a_row_unlabelled(page), \
                             f"{student}: rows were drawn before their label (the label then moves every row below it)"
+                        assert len(asked) == before, f"{student}: asked again within a minute: {asked}"
+                        # A minute on (the page's clock moved), a refresh asks again: an extension
+                        # granted meanwhile shows without reloading the page.
+                        with page.expect_request(lambda r: r.url.split("?")[0].endswith("/course/deadlines"),
+                                                 timeout=30_000):
+                            page.evaluate("Date.now = (now => () => now() + 65000)(Date.now)")
+                            page.click("#refresh_assignments_list")
                         context.close()
                 finally:
                     browser.close()

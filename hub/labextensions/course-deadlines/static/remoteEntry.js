@@ -121,11 +121,13 @@
         if (!rows.length) {
           return;
         }
+        // Rows without a label: nbgrader has just rebuilt its lists (a refresh), the moment to
+        // ask again for an answer older than ASK_AGAIN_MS (an extension granted meanwhile).
+        var rebuilt = rows.some(function (row) { return !row.querySelector("." + LABEL); });
         if (answer) {
           label(document, answer);
         }
-        if (!asking && Date.now() - askedAt > ASK_AGAIN_MS &&
-            rows.some(function (row) { return !row.querySelector("." + LABEL); })) {
+        if (rebuilt && !asking && Date.now() - askedAt > ASK_AGAIN_MS) {
           ask();
         }
       }
