@@ -7,6 +7,7 @@ Assignments tab, a cell's editor, the toolbar's Validate button, formgrader's pa
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,19 @@ def missing_browser() -> str | None:
 
 def launch(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def chromium():
+    """Debian's Chromium under Playwright, for a test fixture; closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @dataclass
@@ -185,14 +199,13 @@ def submit(page, assignment: str) -> None:
 
 
 def fetch_feedback(page, assignment: str) -> None:
+    """Click Fetch Feedback and wait for nbgrader's answer (a lost click fails here, by name);
+    open_feedback then waits for the link of the submission it wants."""
     tab = assignments_tab(page)
     row = tab.locator("#submitted_assignments_list .list_item", has_text=assignment).first
-    # An earlier submission's link may be there already: that the click reached the server is
-    # what says it was not lost (open_feedback waits for the link of the submission it wants).
     with page.expect_response(lambda r: r.request.method == "POST" and "/assignments/fetch_feedback" in r.url,
                               timeout=60_000):
         row.locator("button", has_text="Fetch Feedback").click()
-    tab.locator("#submitted_assignments_list a", has_text="view feedback").first.wait_for(timeout=60_000)
 
 
 def open_feedback(page, assignment: str, timestamp: str | None = None):

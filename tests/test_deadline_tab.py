@@ -18,7 +18,7 @@ import pytest
 
 from tests.deadline_hub import real_hub
 from tests.deadline_support import A, B, DUE_A, DUE_B, EXTENDED_A, ZONE, course_with_extension
-from tests.hub_browser import launch, menu, missing_browser
+from tests.hub_browser import assignments_tab, launch, menu, missing_browser
 from tests.student_server import start_lab
 
 pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=f"needs {missing_browser()}")
@@ -33,32 +33,26 @@ def _label(deadline: datetime.datetime, browser_zone: str, extended: bool) -> st
             + (", extended" if extended else ""))
 
 
-# Every animation frame (drawn or about to be) while the tab is refreshed three times: how many
-# showed an assignment row without its label.
-WATCH_FRAMES = """async () => {
+# Counts every animation frame (drawn or about to be) until window.watching is false, and those
+# that showed an assignment row without its label.
+WATCH_FRAMES = """() => {
   const rows = () => document.querySelectorAll(
     "#released_assignments_list > .list_item, #fetched_assignments_list > .list_item, #submitted_assignments_list > .list_item");
-  let bare = 0, frames = 0, watching = true;
-  const frame = () => { frames += 1; if ([...rows()].some(r => !r.querySelector(".course-deadline"))) bare += 1;
-                        if (watching) requestAnimationFrame(frame); };
+  window.watching = true; window.frames_seen = [0, 0];
+  const frame = () => { window.frames_seen[0] += 1;
+                        if ([...rows()].some(r => !r.querySelector(".course-deadline"))) window.frames_seen[1] += 1;
+                        if (window.watching) requestAnimationFrame(frame); };
   requestAnimationFrame(frame);
-  for (let i = 0; i < 3; i++) {
-    document.getElementById("refresh_assignments_list").click();
-    const started = Date.now();
-    await new Promise(r => setTimeout(r, 50));
-    while (!document.querySelector("#released_assignments_list_loading[hidden]") && Date.now() - started < 20000) {
-      await new Promise(r => setTimeout(r, 20));
-    }
-    await new Promise(r => setTimeout(r, 500));
-  }
-  watching = false;
-  return [bare, frames];
 }"""
 
 
 def _frames_with_a_row_unlabelled(page) -> int:
     """Refresh the Assignments tab three times; the frames drawn with an assignment row and no label."""
-    bare, frames = page.evaluate(WATCH_FRAMES)
+    page.evaluate(WATCH_FRAMES)
+    for _ in range(3):
+        assignments_tab(page)   # its refresh button, and the lists loaded again
+        page.wait_for_timeout(500)
+    frames, bare = page.evaluate("() => { window.watching = false; return window.frames_seen; }")
     assert frames > 10, f"only {frames} animation frames seen: the check would see nothing"
     return bare
 

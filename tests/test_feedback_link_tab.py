@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hub_browser import launch, missing_browser
+from tests.hub_browser import chromium, missing_browser
 
 pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=f"needs {missing_browser()}")
 
@@ -74,12 +74,8 @@ ACTIVATE = """async () => {
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium() as started:
+        yield started
 
 
 def _tab(browser, listings: list[str]):

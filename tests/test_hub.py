@@ -163,12 +163,8 @@ def hub(hub_run):
 
 @pytest.fixture
 def browser(hub):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = hb.launch(playwright)
+    with hb.chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def _gradebook(layout):

@@ -29,7 +29,7 @@ from course_tools.cli import main as course
 from course_tools.course_dir import Course, init_course
 from course_tools.demo_class import filled_release
 from grading_support import require_sandbox
-from hub_browser import launch, missing_browser
+from hub_browser import chromium, missing_browser
 
 ASSIGNMENT = "06_gradient_checking"
 WRITTEN = "taylor_argument"
@@ -111,12 +111,8 @@ def browser():
     missing = missing_browser()
     if missing:
         pytest.skip(f"needs {missing}")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def open_page(browser, listener: Listener, name: str, html: str) -> tuple[object, list, list]:

@@ -133,7 +133,7 @@
     }, true);
     var pending = false;
     // nbgrader rebuilds its lists after each request: look again after the page changes (at most
-    // every 200 ms, as course-deadlines does).
+    // every 200 ms: a click here may wait that long, a label must not; see course-deadlines).
     new MutationObserver(function () {
       if (!pending) {
         pending = true;
